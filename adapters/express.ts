@@ -1,0 +1,27 @@
+// Express adapter: the raw bytes from `express.raw()` or the unread stream; a parsed body is refused loudly.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Receiver } from '../src/receiver.js';
+import { readNodeRequest, writeResponse } from './node.js';
+
+const EXPRESS_FIX =
+  "the body was parsed before the webhook route (app.use(express.json()) runs first?). Register the route before it, or give it the raw bytes: app.post('/webhooks/workforce', express.raw({ type: '*/*' }), createExpressMiddleware(receiver))";
+
+/**
+ * Express middleware (typed on `node:http`, so any Express version fits). Use it as the route's handler.
+ * @example
+ * app.post('/webhooks/workforce', createExpressMiddleware(receiver));
+ */
+export function createExpressMiddleware(
+  receiver: Pick<Receiver<unknown>, 'handle' | 'maxBodyBytes'>,
+): (req: IncomingMessage & { body?: unknown }, res: ServerResponse) => Promise<void> {
+  return async (req, res) => {
+    const { body, method, headers } = req;
+    const input =
+      body instanceof Uint8Array
+        ? { method, headers, body }
+        : body !== undefined && body !== null
+          ? { method, headers, bodyProblem: { kind: 'raw_body_unavailable', fix: EXPRESS_FIX } as const }
+          : await readNodeRequest(req, receiver.maxBodyBytes, EXPRESS_FIX);
+    writeResponse(res, await receiver.handle(input));
+  };
+}

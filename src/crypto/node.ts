@@ -1,0 +1,33 @@
+// HMAC-SHA256 on node:crypto: picked by the `node` condition of the package's `#crypto` import.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+/**
+ * Lowercase hex HMAC-SHA256 of `<timestamp>.<payload>`, keyed with the whole secret string as UTF-8.
+ * @example
+ * await signHex('whsec_abc', '1700000000', new TextEncoder().encode('{}'));
+ */
+export async function signHex(secret: string, timestamp: string, payload: Uint8Array): Promise<string> {
+  return createHmac('sha256', secret).update(`${timestamp}.`).update(payload).digest('hex');
+}
+
+/**
+ * True when the digest under any secret equals any 64-hex-character candidate, compared in constant time.
+ * @example
+ * await verifyDigests(['whsec_abc'], '1700000000', body, [v1]);
+ */
+export async function verifyDigests(
+  secrets: readonly string[],
+  timestamp: string,
+  payload: Uint8Array,
+  candidates: readonly string[],
+): Promise<boolean> {
+  const decoded = candidates.map((hex) => Buffer.from(hex, 'hex'));
+  const prefix = `${timestamp}.`;
+  let matched = false;
+  for (const secret of secrets) {
+    const digest = createHmac('sha256', secret).update(prefix).update(payload).digest();
+    // Every candidate is compared even after a match, so the time taken does not say which one matched.
+    for (const candidate of decoded) if (timingSafeEqual(digest, candidate)) matched = true;
+  }
+  return matched;
+}

@@ -1,0 +1,54 @@
+// The event envelope (spec "Delivery format"): decode, parse and check a verified body.
+import { InvalidPayloadError } from './errors.js';
+import { type HeadersInput, headerValue } from './headers.js';
+import type { WorkforceEvent } from './types.js';
+
+// Not fatal: a stray invalid byte in a string becomes U+FFFD rather than losing the whole event.
+const decoder = new TextDecoder();
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+/** The `apiVersion` this package was written against. */
+export const CURRENT_API_VERSION = '2026-10-15';
+
+/**
+ * Parses a verified body into an event and checks its envelope; `Svc-Event-Id` / `Svc-Event-Type`, when sent,
+ * must equal the body's `id` / `type` (they are not signed, so routing and dedupe use the body).
+ * Throws `InvalidPayloadError`.
+ * @example
+ * const event = parseEvent(rawBody, req.headers);
+ */
+export function parseEvent(body: Uint8Array, headers?: HeadersInput): WorkforceEvent {
+  let value: unknown;
+  try {
+    value = JSON.parse(decoder.decode(body));
+  } catch (error) {
+    throw new InvalidPayloadError('the body is not JSON', { cause: error });
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    fail('the body is not a JSON object');
+  const event = value as Record<string, unknown>;
+  if (typeof event.id !== 'string' || !UUID.test(event.id)) fail('id must be a uuid');
+  if (typeof event.type !== 'string' || event.type === '') fail('type must be a non-empty string');
+  if (typeof event.apiVersion !== 'string' || event.apiVersion === '') fail('apiVersion must be a string');
+  if (typeof event.occurredAt !== 'string' || Number.isNaN(Date.parse(event.occurredAt))) {
+    fail('occurredAt must be a date-time');
+  }
+  if (typeof event.organizationId !== 'string' || !UUID.test(event.organizationId)) {
+    fail('organizationId must be a uuid');
+  }
+  if (typeof event.data !== 'object' || event.data === null || Array.isArray(event.data)) {
+    fail('data must be an object');
+  }
+  if (headers !== undefined) {
+    const headerId = headerValue(headers, 'svc-event-id');
+    if (headerId !== undefined && headerId !== event.id) fail('Svc-Event-Id does not equal the body id');
+    const headerType = headerValue(headers, 'svc-event-type');
+    if (headerType !== undefined && headerType !== event.type)
+      fail('Svc-Event-Type does not equal the body type');
+  }
+  return event as unknown as WorkforceEvent;
+}
+
+function fail(reason: string): never {
+  throw new InvalidPayloadError(`the verified body is not an event envelope: ${reason}`);
+}

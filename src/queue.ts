@@ -1,0 +1,104 @@
+// The queue interface the receiver hands accepted events to, and the shared shapes of jobs and dead letters.
+import type { Logger } from './logger.js';
+import type { WorkforceEvent } from './types.js';
+
+/** An accepted event waiting to be processed. Plain data, so durable queues can store it. */
+export interface QueuedEvent {
+  readonly event: WorkforceEvent;
+  readonly deliveryId: string | undefined;
+  /** Attempts already made (an inline run that failed after its answer); the queue goes on from there. */
+  readonly attemptsMade?: number;
+  /** Indexes of handlers that already succeeded for this event; they are not run again. */
+  readonly completed?: readonly number[];
+}
+
+/** What the queue gives the processor for one attempt. */
+export interface AttemptContext {
+  /** 1-based. */
+  readonly attempt: number;
+  /** Aborted on the attempt's timeout or on shutdown. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Runs one attempt of a job. On failure it rejects with a `HandlerFailure` whose `completed` lists the
+ * handlers that succeeded, which the queue keeps on the job for the next attempt.
+ */
+export type JobProcessor = (job: QueuedEvent, ctx: AttemptContext) => Promise<void>;
+
+/** An event whose handlers failed every attempt; kept for `receiver.deadLetters()` and `replay()`. */
+export interface DeadLetter {
+  readonly event: WorkforceEvent;
+  readonly deliveryId: string | undefined;
+  readonly attempts: number;
+  /** The last failure. */
+  readonly error: unknown;
+  /** Milliseconds since the epoch. */
+  readonly failedAt: number;
+}
+
+/** What `createReceiver` gives its queue in `start`. */
+export interface QueueHooks {
+  readonly process: JobProcessor;
+  readonly onDeadLetter: (letter: DeadLetter) => Promise<void>;
+  readonly logger: Logger;
+}
+
+/** `queued` once the job is held (in Redis, for a durable queue); `full` when the queue refuses more. */
+export type EnqueueResult =
+  | { readonly status: 'queued'; readonly settled?: Promise<void> }
+  | { readonly status: 'full' };
+
+/**
+ * Where accepted events wait for their handlers. Implementations: `createMemoryQueue()` and
+ * `createBullmqQueue()` (`workforce-webhooks/bullmq`). One queue serves one receiver.
+ * @example
+ * createReceiver({ secret, queue: createMemoryQueue({ concurrency: 4 }) });
+ */
+export interface EventQueue {
+  /** Called once by `createReceiver`; from then on jobs run through `hooks.process`. */
+  start(hooks: QueueHooks): void;
+  /** Holds the job; rejects when the backend cannot be reached. */
+  enqueue(job: QueuedEvent): Promise<EnqueueResult>;
+  deadLetters(): Promise<readonly DeadLetter[]>;
+  /** Queues a dead letter's event again, from its first attempt; false when there is no such dead letter. */
+  replay(eventId: string): Promise<boolean>;
+  /** Stops taking jobs and drains; what is left at `timeoutMs` becomes dead letters (memory) or stays stored (durable). */
+  close(options?: { readonly timeoutMs?: number }): Promise<void>;
+}
+
+/** Retry delay in milliseconds before attempt `attempt + 1`, given the attempt that just failed. */
+export type Backoff = (attempt: number) => number;
+
+/**
+ * Exponential backoff with jitter: the ceiling doubles from `baseMs` up to `maxMs`, the delay is drawn from its upper half.
+ * @example
+ * createMemoryQueue({ backoff: exponentialBackoff({ baseMs: 500, maxMs: 60_000 }) });
+ */
+export function exponentialBackoff({
+  baseMs = 1000,
+  maxMs = 5 * 60_000,
+}: {
+  baseMs?: number;
+  maxMs?: number;
+} = {}): Backoff {
+  return (attempt) => {
+    const ceiling = Math.min(maxMs, baseMs * 2 ** Math.max(0, attempt - 1));
+    return ceiling / 2 + Math.random() * (ceiling / 2);
+  };
+}
+
+/**
+ * The processor's failure: the errors of the handlers that failed and the indexes of those that succeeded.
+ * @example
+ * if (error instanceof HandlerFailure) error.completed;
+ */
+export class HandlerFailure extends AggregateError {
+  readonly completed: readonly number[];
+
+  constructor(errors: readonly unknown[], completed: readonly number[]) {
+    super(errors, `workforce-webhooks: ${errors.length} handler(s) failed`);
+    this.name = 'HandlerFailure';
+    this.completed = completed;
+  }
+}

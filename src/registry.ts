@@ -1,0 +1,71 @@
+// The handler registry: exact types, `prefix.*` wildcards and catch-alls, matched once per type and cached.
+import { ConfigurationError } from './errors.js';
+import type { ErrorHandler, Handler } from './types.js';
+
+/** One registered handler; `index` is its stable position, used to remember which handlers already ran. */
+export interface RegisteredHandler {
+  readonly index: number;
+  readonly handler: Handler;
+}
+
+/** The registry behind `receiver.on`, `onAny` and `onError`. */
+export interface Registry {
+  add(patterns: string | readonly string[] | null, handler: Handler): void;
+  addErrorHandler(handler: ErrorHandler): void;
+  /** Handlers for `type`, in registration order. */
+  match(type: string): readonly RegisteredHandler[];
+  readonly errorHandlers: readonly ErrorHandler[];
+}
+
+type Rule = { readonly exact?: string; readonly prefix?: string; readonly entry: RegisteredHandler };
+
+const PATTERN = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*(\.\*)?$/;
+
+/**
+ * A new empty registry.
+ * @example
+ * const registry = createRegistry(); registry.add('leave.*', handler); registry.match('leave.approved');
+ */
+export function createRegistry(): Registry {
+  const rules: Rule[] = [];
+  const errorHandlers: ErrorHandler[] = [];
+  // Matching is per type, not per delivery: a handful of types, cached until the next registration.
+  const cache = new Map<string, readonly RegisteredHandler[]>();
+
+  return {
+    errorHandlers,
+    add(patterns, handler) {
+      if (typeof handler !== 'function') throw new ConfigurationError('a handler must be a function');
+      const entry = { index: rules.length, handler };
+      const list = patterns === null ? [null] : typeof patterns === 'string' ? [patterns] : patterns;
+      if (list.length === 0) throw new ConfigurationError('on() needs at least one event type');
+      for (const pattern of list) rules.push(rule(pattern, entry));
+      cache.clear();
+    },
+    addErrorHandler(handler) {
+      if (typeof handler !== 'function') throw new ConfigurationError('an error handler must be a function');
+      errorHandlers.push(handler);
+    },
+    match(type) {
+      let found = cache.get(type);
+      if (found === undefined) {
+        const seen = new Set<RegisteredHandler>();
+        for (const { exact, prefix, entry } of rules) {
+          const hit = exact !== undefined ? exact === type : prefix === undefined || type.startsWith(prefix);
+          if (hit) seen.add(entry);
+        }
+        found = [...seen];
+        cache.set(type, found);
+      }
+      return found;
+    },
+  };
+}
+
+function rule(pattern: string | null, entry: RegisteredHandler): Rule {
+  if (pattern === null || pattern === '*') return { entry };
+  if (typeof pattern !== 'string' || !PATTERN.test(pattern)) {
+    throw new ConfigurationError(`"${String(pattern)}" is not an event type or a "prefix.*" pattern`);
+  }
+  return pattern.endsWith('.*') ? { prefix: pattern.slice(0, -1), entry } : { exact: pattern, entry };
+}

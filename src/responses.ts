@@ -1,0 +1,114 @@
+// The status table of DESIGN.md, in one place: every answer the receiver gives is built here.
+import type { WebhookErrorCode } from './errors.js';
+
+/** What the receiver answers; adapters write it back as is. */
+export interface WebhookResponse {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  /** JSON text. */
+  readonly body: string;
+  /**
+   * Work this delivery started that may outlive the answer (memory queue, or an inline run past its
+   * deadline). Serverless adapters hand it to the platform's keep-alive (`after()`, `waitUntil`). Never rejects.
+   */
+  readonly background?: Promise<void>;
+}
+
+/** Seconds a sender is told to wait after a 409 or a 503. */
+export const RETRY_AFTER_SECONDS = 5;
+
+const JSON_HEADERS = Object.freeze({
+  'content-type': 'application/json; charset=utf-8',
+  'cache-control': 'no-store',
+});
+const RETRY_HEADERS = Object.freeze({ ...JSON_HEADERS, 'retry-after': String(RETRY_AFTER_SECONDS) });
+
+function answer(
+  status: number,
+  body: object,
+  headers: Readonly<Record<string, string>> = JSON_HEADERS,
+): WebhookResponse {
+  return Object.freeze({ status, headers, body: JSON.stringify(body) });
+}
+
+/** The 503 reasons: the sender should come back later. */
+export type UnavailableReason = Extract<
+  WebhookErrorCode,
+  'queue_full' | 'store_unavailable' | 'queue_unavailable' | 'shutting_down'
+>;
+
+/** The 400 reasons: a bad, missing or stale signature, or a verified body that is not an event. */
+export type BadRequestReason = Extract<
+  WebhookErrorCode,
+  | 'missing_signature'
+  | 'malformed_signature'
+  | 'timestamp_out_of_tolerance'
+  | 'signature_mismatch'
+  | 'invalid_payload'
+>;
+
+const badRequest = Object.fromEntries(
+  (
+    [
+      'missing_signature',
+      'malformed_signature',
+      'timestamp_out_of_tolerance',
+      'signature_mismatch',
+      'invalid_payload',
+    ] as const
+  ).map((code) => [code, answer(400, { error: code })]),
+) as Record<BadRequestReason, WebhookResponse>;
+
+const unavailable = Object.fromEntries(
+  (['queue_full', 'store_unavailable', 'queue_unavailable', 'shutting_down'] as const).map((code) => [
+    code,
+    answer(503, { error: code }, RETRY_HEADERS),
+  ]),
+) as Record<UnavailableReason, WebhookResponse>;
+
+/**
+ * Every answer of the status table (DESIGN.md "Answers"). Never 3xx (spec rule 5: a redirect is a failed
+ * delivery), never a handler's message, stack or secret.
+ * @example
+ * return answers.accepted;
+ */
+export const answers: {
+  readonly accepted: WebhookResponse;
+  readonly processed: WebhookResponse;
+  readonly duplicate: WebhookResponse;
+  readonly inProgress: WebhookResponse;
+  readonly ignored: WebhookResponse;
+  readonly badRequest: Readonly<Record<BadRequestReason, WebhookResponse>>;
+  readonly payloadTooLarge: WebhookResponse;
+  readonly methodNotAllowed: WebhookResponse;
+  readonly unavailable: Readonly<Record<UnavailableReason, WebhookResponse>>;
+  readonly handlerFailed: WebhookResponse;
+  readonly rawBodyUnavailable: WebhookResponse;
+  readonly internalError: WebhookResponse;
+} = Object.freeze({
+  accepted: answer(202, { received: true }),
+  processed: answer(200, { received: true }),
+  duplicate: answer(200, { received: true, duplicate: true }),
+  inProgress: answer(409, { error: 'in_progress' }, RETRY_HEADERS),
+  ignored: answer(200, { received: true, ignored: true }),
+  badRequest,
+  payloadTooLarge: answer(413, { error: 'payload_too_large' }),
+  methodNotAllowed: answer(405, { error: 'method_not_allowed' }, { ...JSON_HEADERS, allow: 'POST' }),
+  unavailable,
+  handlerFailed: answer(500, { error: 'handler_failed' }),
+  rawBodyUnavailable: answer(500, { error: 'raw_body_unavailable' }),
+  // Not in the table: a bug of ours. The sender retries a 500, so nothing is lost while it is fixed.
+  internalError: answer(500, { error: 'internal_error' }),
+});
+
+/**
+ * The same answer with the background work attached (the shared frozen answer is never mutated).
+ * @example
+ * return withBackground(answers.accepted, done);
+ */
+export function withBackground(
+  response: WebhookResponse,
+  background: Promise<void> | undefined,
+): WebhookResponse {
+  return background === undefined ? response : { ...response, background };
+}

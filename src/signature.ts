@@ -1,0 +1,139 @@
+// The `Svc-Signature` scheme (spec "Signature"): parse the header, verify, sign.
+import { signHex, verifyDigests } from '#crypto';
+import { ConfigurationError, WebhookVerificationError } from './errors.js';
+
+const encoder = new TextEncoder();
+const TIMESTAMP = /^\d{1,12}$/;
+const DIGEST = /^[0-9a-fA-F]{64}$/;
+
+/** A signing secret, or several during rotation (any one that matches passes). */
+export type Secret = string | readonly string[];
+
+/** The parts of an `Svc-Signature` header: `t` as written and every well-formed `v1`. */
+export interface ParsedSignature {
+  readonly timestamp: string;
+  readonly signatures: readonly string[];
+}
+
+/**
+ * Splits `t=<unix seconds>,v1=<hex>[,v1=<hex>...]`; throws `WebhookVerificationError` when it cannot be used.
+ * @example
+ * parseSignatureHeader('t=1700000000,v1=5f2b...') // { timestamp: '1700000000', signatures: ['5f2b...'] }
+ */
+export function parseSignatureHeader(header: string | null | undefined): ParsedSignature {
+  if (header === undefined || header === null || header.trim() === '') {
+    throw new WebhookVerificationError('missing_signature', 'the Svc-Signature header is missing');
+  }
+  let timestamp: string | undefined;
+  const signatures: string[] = [];
+  let sawV1 = false;
+  for (const item of header.split(',')) {
+    const eq = item.indexOf('=');
+    if (eq === -1) continue;
+    const name = item.slice(0, eq).trim();
+    const value = item.slice(eq + 1).trim();
+    if (name === 't') {
+      if (timestamp !== undefined || !TIMESTAMP.test(value))
+        return malformed('t must appear once, as 1-12 digits');
+      timestamp = value;
+    } else if (name === 'v1') {
+      sawV1 = true;
+      // A v1 of the wrong shape can never match; keep the others (rotation sends several).
+      if (DIGEST.test(value)) signatures.push(value);
+    }
+  }
+  if (timestamp === undefined) return malformed('t is missing');
+  if (!sawV1) return malformed('no v1 signature');
+  return { timestamp, signatures };
+}
+
+function malformed(reason: string): never {
+  throw new WebhookVerificationError(
+    'malformed_signature',
+    `the Svc-Signature header is malformed: ${reason}`,
+  );
+}
+
+/** Options of `verifySignature`. */
+export interface VerifyOptions {
+  /** The raw request body exactly as received (a string is taken as its UTF-8 bytes). */
+  readonly payload: Uint8Array | string;
+  /** The `Svc-Signature` header value. */
+  readonly header: string | null | undefined;
+  readonly secret: Secret;
+  /** Largest allowed difference between now and `t`, in either direction. Default 300. */
+  readonly toleranceSeconds?: number;
+  /** The clock, in milliseconds like `Date.now`. */
+  readonly now?: () => number;
+}
+
+/**
+ * Checks a delivery's signature: header shape, then timestamp tolerance, then the HMAC in constant time.
+ * Resolves with the parsed header; rejects with `WebhookVerificationError`.
+ * @example
+ * await verifySignature({ payload: rawBody, header: req.headers['svc-signature'], secret: process.env.WORKFORCE_WEBHOOK_SECRET! });
+ */
+export async function verifySignature({
+  payload,
+  header,
+  secret,
+  toleranceSeconds = 300,
+  now = Date.now,
+}: VerifyOptions): Promise<ParsedSignature> {
+  const secrets = secretList(secret);
+  const parsed = parseSignatureHeader(header);
+  const age = Math.floor(now() / 1000) - Number(parsed.timestamp);
+  if (age > toleranceSeconds || age < -toleranceSeconds) {
+    throw new WebhookVerificationError(
+      'timestamp_out_of_tolerance',
+      `the signature timestamp is ${Math.abs(age)} s ${age > 0 ? 'old' : 'in the future'} (tolerance ${toleranceSeconds} s)`,
+    );
+  }
+  const bytes = typeof payload === 'string' ? encoder.encode(payload) : payload;
+  if (
+    parsed.signatures.length === 0 ||
+    !(await verifyDigests(secrets, parsed.timestamp, bytes, parsed.signatures))
+  ) {
+    throw new WebhookVerificationError('signature_mismatch', 'no v1 signature matches the body and secret');
+  }
+  return parsed;
+}
+
+/** Options of `signPayload`. */
+export interface SignOptions {
+  readonly payload: Uint8Array | string;
+  /** One secret, or several to emit one `v1` each (as a sender does during rotation). */
+  readonly secret: Secret;
+  /** Unix seconds; default now. */
+  readonly timestamp?: number;
+}
+
+/**
+ * Produces the `Svc-Signature` header value a sender would put on this payload.
+ * @example
+ * const header = await signPayload({ payload: JSON.stringify(event), secret: 'whsec_test' });
+ */
+export async function signPayload({
+  payload,
+  secret,
+  timestamp = Math.floor(Date.now() / 1000),
+}: SignOptions): Promise<string> {
+  const t = String(timestamp);
+  if (!TIMESTAMP.test(t)) throw new ConfigurationError('timestamp must be a whole number of unix seconds');
+  const bytes = typeof payload === 'string' ? encoder.encode(payload) : payload;
+  const digests = await Promise.all(secretList(secret).map((s) => signHex(s, t, bytes)));
+  return `t=${t},${digests.map((d) => `v1=${d}`).join(',')}`;
+}
+
+/**
+ * Normalises the `secret` option to a non-empty list of non-empty strings.
+ * @example
+ * secretList('whsec_a') // ['whsec_a']
+ */
+export function secretList(secret: Secret): readonly string[] {
+  const list = typeof secret === 'string' ? [secret] : secret;
+  if (!Array.isArray(list) || list.length === 0 || list.some((s) => typeof s !== 'string' || s === '')) {
+    throw new ConfigurationError('secret must be a non-empty string or a non-empty array of them');
+  }
+  return list;
+}

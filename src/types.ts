@@ -1,0 +1,107 @@
+// The event types: one map from event type to payload, and the shapes derived from it.
+import type { Logger } from './logger.js';
+
+/** `data` of `leave.approved` (spec "Delivery format"). Dates are calendar dates written `YYYY-MM-DDT00:00:00`, no zone. */
+export interface LeaveApprovedData {
+  readonly leaveRequestId: string;
+  readonly employeeId: string;
+  readonly leaveTypeId: string;
+  /** The leave type's name. */
+  readonly leaveType: string;
+  /** Calendar date as sent (`YYYY-MM-DDT00:00:00`); never turn it into a `Date` in the local zone. */
+  readonly startDate: string;
+  readonly endDate: string;
+  readonly status: 'Approved';
+}
+
+/** `data` of `attendance.absence_report.completed`: `reportId` is the `{id}` of `GET /v1/attendance/report/{id}`. */
+export interface AbsenceReportCompletedData {
+  readonly reportId: string;
+  readonly [field: string]: unknown;
+}
+
+/** Payload shape of an event type the spec does not detail yet. */
+export type UnknownEventData = Record<string, unknown>;
+
+/**
+ * Event type to `data` shape for the 15 types the spec names. Extend it by declaration merging:
+ * @example
+ * declare module 'workforce-webhooks' { interface EventDataMap { 'payroll.paid': { payrollId: string } } }
+ */
+export interface EventDataMap {
+  'webhook.test': UnknownEventData;
+  'leave.requested': UnknownEventData;
+  'leave.approved': LeaveApprovedData;
+  'leave.rejected': UnknownEventData;
+  'leave.cancelled': UnknownEventData;
+  'attendance.exception.approved': UnknownEventData;
+  'attendance.absence_report.completed': AbsenceReportCompletedData;
+  'employee.created': UnknownEventData;
+  'employee.terminated': UnknownEventData;
+  'payroll.paid': UnknownEventData;
+  'payroll.transfer_failed': UnknownEventData;
+  'loan.disbursed': UnknownEventData;
+  'candidate.stage_changed': UnknownEventData;
+  'offer.accepted': UnknownEventData;
+  'approval.completed': UnknownEventData;
+}
+
+/**
+ * One event as the service sends it (spec "Delivery format"), typed by its `type`.
+ * @example
+ * const e: WorkforceEvent<'leave.approved'> = ...; e.data.employeeId;
+ */
+export interface WorkforceEvent<
+  T extends string = string,
+  D = T extends keyof EventDataMap ? EventDataMap[T] : UnknownEventData,
+> {
+  /** Event id: the same on every retry and redelivery; the dedupe key. */
+  readonly id: string;
+  readonly type: T;
+  /** Format version, `2026-10-15` today; other values are accepted and logged once. */
+  readonly apiVersion: string;
+  /** When it happened, UTC with fractional seconds. Events can arrive out of order (spec rule 4). */
+  readonly occurredAt: string;
+  readonly organizationId: string;
+  readonly data: D;
+}
+
+/** The event types of a map, as strings. */
+export type EventName<M> = keyof M & string;
+
+type DataOf<M, T extends string> = T extends keyof M ? M[T] : UnknownEventData;
+
+/** The event a handler for type (or union of types) `T` receives, one member per type. */
+export type EventOf<M, T extends string> = T extends string ? WorkforceEvent<T, DataOf<M, T>> : never;
+
+/** Every dotted prefix of a type: `attendance.exception.approved` gives `attendance` and `attendance.exception`. */
+type Prefixes<T extends string> = T extends `${infer Head}.${infer Rest}`
+  ? Head | `${Head}.${Prefixes<Rest>}`
+  : never;
+
+/** What `on` accepts: a known type, a known prefix with `.*`, or any other string (typed loosely). */
+export type EventPattern<M> = EventName<M> | `${Prefixes<EventName<M>>}.*` | (string & {});
+
+/** The types a pattern selects: `leave.*` gives every `leave.` type of the map. */
+export type TypesOf<M, P extends string> = P extends `${infer Prefix}.*`
+  ? [Extract<EventName<M>, `${Prefix}.${string}`>] extends [never]
+    ? string
+    : Extract<EventName<M>, `${Prefix}.${string}`>
+  : P;
+
+/** What a handler is given beside the event. */
+export interface HandlerContext {
+  /** `Svc-Delivery-Id` of the delivery that brought the event (a redelivery has a new one). */
+  readonly deliveryId: string | undefined;
+  /** 1 on the first run, then 2, 3... on retries. */
+  readonly attempt: number;
+  /** Aborted when the attempt times out or the receiver shuts down: pass it to `fetch` and friends. */
+  readonly signal: AbortSignal;
+  readonly logger: Logger;
+}
+
+/** A function run for matching events; throw (or reject) to have it retried. */
+export type Handler<E = WorkforceEvent> = (event: E, ctx: HandlerContext) => unknown;
+
+/** Called with every handler failure (each attempt), and with the event when there is one. */
+export type ErrorHandler = (error: unknown, event: WorkforceEvent | undefined) => unknown;

@@ -1,0 +1,73 @@
+// The test kit users import in their own tests: signed deliveries exactly as the service sends them.
+import { CURRENT_API_VERSION } from '../src/envelope.js';
+import { type Secret, signPayload } from '../src/signature.js';
+import type { EventDataMap, UnknownEventData, WorkforceEvent } from '../src/types.js';
+
+export { signPayload } from '../src/signature.js';
+
+/** Options of `createSignedDelivery`. */
+export interface SignedDeliveryOptions<T extends string> {
+  readonly secret: Secret;
+  readonly type: T;
+  readonly data?: T extends keyof EventDataMap ? EventDataMap[T] : UnknownEventData;
+  /** Event id; default a random uuid. Reuse one to simulate a redelivery. */
+  readonly id?: string;
+  /** Signature `t`, unix seconds; default now. */
+  readonly timestamp?: number;
+  /** Default now, ISO 8601 UTC. */
+  readonly occurredAt?: string;
+  readonly organizationId?: string;
+  readonly apiVersion?: string;
+  /** `Svc-Delivery-Id`; default a random uuid (every delivery has its own). */
+  readonly deliveryId?: string;
+}
+
+/** A signed delivery: the exact body text, the headers the service sends, and the event it carries. */
+export interface SignedDelivery<T extends string> {
+  readonly body: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly event: WorkforceEvent<T>;
+  /** A `POST` `Request` to `url` carrying this delivery. */
+  toRequest(url: string | URL): Request;
+}
+
+/** The organisation id the test kit uses when none is given. */
+export const TEST_ORGANIZATION_ID = '00000000-0000-4000-8000-000000000001';
+
+/**
+ * Builds a delivery signed like the Workforce Service's, for supertest, `fetch` or `receiver.handle`.
+ * @example
+ * const delivery = await createSignedDelivery({ secret: 'whsec_test', type: 'leave.approved', data });
+ * await request(app).post('/webhooks/workforce').set(delivery.headers).send(delivery.body).expect(202);
+ */
+export async function createSignedDelivery<T extends string>(
+  options: SignedDeliveryOptions<T>,
+): Promise<SignedDelivery<T>> {
+  const {
+    secret,
+    type,
+    data = {},
+    id = crypto.randomUUID(),
+    timestamp = Math.floor(Date.now() / 1000),
+    occurredAt = new Date().toISOString(),
+    organizationId = TEST_ORGANIZATION_ID,
+    apiVersion = CURRENT_API_VERSION,
+    deliveryId = crypto.randomUUID(),
+  } = options;
+  const event = { id, type, apiVersion, occurredAt, organizationId, data } as unknown as WorkforceEvent<T>;
+  const body = JSON.stringify(event);
+  const headers = {
+    'content-type': 'application/json; charset=utf-8',
+    'user-agent': 'Svc-Webhooks/1.0',
+    'svc-event-id': id,
+    'svc-event-type': type,
+    'svc-delivery-id': deliveryId,
+    'svc-signature': await signPayload({ payload: body, secret, timestamp }),
+  };
+  return {
+    body,
+    headers,
+    event,
+    toRequest: (url) => new Request(url, { method: 'POST', headers, body }),
+  };
+}
