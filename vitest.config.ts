@@ -38,6 +38,7 @@ export default defineConfig({
         resolve: { alias: [...packageAliases, crypto('web')] },
         test: {
           name: 'web',
+          env: { WFWH_CRYPTO: 'web' },
           include: ['test/src/**/*.test.ts', 'test/adapters/fetch.test.ts'],
           testTimeout: 20_000,
         },

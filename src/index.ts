@@ -60,6 +60,7 @@ export type {
   Handler,
   HandlerContext,
   LeaveApprovedData,
+  SpecEventDataMap,
   TypesOf,
   UnknownEventData,
   WorkforceEvent,

@@ -2,7 +2,7 @@
 import type { Logger } from './logger.js';
 
 /** `data` of `leave.approved` (spec "Delivery format"). Dates are calendar dates written `YYYY-MM-DDT00:00:00`, no zone. */
-export interface LeaveApprovedData {
+export type LeaveApprovedData = {
   readonly leaveRequestId: string;
   readonly employeeId: string;
   readonly leaveTypeId: string;
@@ -12,23 +12,19 @@ export interface LeaveApprovedData {
   readonly startDate: string;
   readonly endDate: string;
   readonly status: 'Approved';
-}
+};
 
 /** `data` of `attendance.absence_report.completed`: `reportId` is the `{id}` of `GET /v1/attendance/report/{id}`. */
-export interface AbsenceReportCompletedData {
+export type AbsenceReportCompletedData = {
   readonly reportId: string;
   readonly [field: string]: unknown;
-}
+};
 
 /** Payload shape of an event type the spec does not detail yet. */
 export type UnknownEventData = Record<string, unknown>;
 
-/**
- * Event type to `data` shape for the 15 types the spec names. Extend it by declaration merging:
- * @example
- * declare module 'workforce-webhooks' { interface EventDataMap { 'payroll.paid': { payrollId: string } } }
- */
-export interface EventDataMap {
+/** The 15 event types the spec names, with the payloads it documents. */
+export interface SpecEventDataMap {
   'webhook.test': UnknownEventData;
   'leave.requested': UnknownEventData;
   'leave.approved': LeaveApprovedData;
@@ -45,6 +41,14 @@ export interface EventDataMap {
   'offer.accepted': UnknownEventData;
   'approval.completed': UnknownEventData;
 }
+
+/**
+ * Event type to `data` shape. Extend it by declaration merging, to add types or to give a named type its
+ * fields (write payloads as type literals: `Record<string, unknown>` must accept them):
+ * @example
+ * declare module 'workforce-webhooks' { interface EventDataMap { 'payroll.paid': { payrollId: string } } }
+ */
+export interface EventDataMap extends SpecEventDataMap {}
 
 /**
  * One event as the service sends it (spec "Delivery format"), typed by its `type`.

@@ -1,0 +1,291 @@
+// The receiver core through `handle`: the status table, both modes, dedupe, failures and shutdown.
+import { describe, expect, it } from 'vitest';
+import {
+  createMemoryQueue,
+  createMemoryStore,
+  createReceiver,
+  type DedupeStore,
+  type EventQueue,
+  type HandlerContext,
+  type ReceiverOptions,
+  type WorkforceEvent,
+} from 'workforce-webhooks';
+import { createSignedDelivery } from 'workforce-webhooks/testing';
+import { recordingLogger } from '../support/logger.js';
+
+const secret = 'whsec_receiver_test';
+const encoder = new TextEncoder();
+
+async function delivery(type = 'leave.approved', overrides: { id?: string } = {}) {
+  const signed = await createSignedDelivery({ secret, type, ...overrides });
+  return { method: 'POST', headers: signed.headers, body: encoder.encode(signed.body), event: signed.event };
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+const fastQueue = (): EventQueue => createMemoryQueue({ backoff: () => 1, attempts: 3 });
+const make = (options: Partial<ReceiverOptions> = {}) =>
+  createReceiver({ secret, queue: fastQueue(), ...options });
+
+describe('queue mode', () => {
+  it('answers 202 before the handler runs, then runs it once with its context', async () => {
+    const receiver = make();
+    const calls: [WorkforceEvent, HandlerContext][] = [];
+    receiver.on('leave.approved', (event, ctx) => void calls.push([event, ctx]));
+    const input = await delivery();
+    const response = await receiver.handle(input);
+    expect(response.status).toBe(202);
+    expect(JSON.parse(response.body)).toEqual({ received: true });
+    await response.background;
+    expect(calls).toHaveLength(1);
+    const [event, ctx] = calls[0]!;
+    expect(event).toEqual(input.event);
+    expect(ctx.deliveryId).toBe(input.headers['svc-delivery-id']);
+    expect(ctx.attempt).toBe(1);
+    expect(ctx.signal.aborted).toBe(false);
+    expect((await receiver.handle(input)).body).toBe('{"received":true,"duplicate":true}');
+  });
+
+  it('does not claim or queue a type no handler wants', async () => {
+    const store = createMemoryStore();
+    const receiver = make({ store });
+    receiver.on('leave.*', () => {});
+    const input = await delivery('payroll.paid');
+    expect(JSON.parse((await receiver.handle(input)).body)).toEqual({ received: true, ignored: true });
+    expect((await store.claim(input.event.id, 1000)).status).toBe('claimed');
+  });
+
+  it('answers 503 store_unavailable and runs nothing when the store is unreachable', async () => {
+    const down: DedupeStore = {
+      claim: () => Promise.reject(new Error('ECONNREFUSED')),
+      renew: () => Promise.reject(new Error('ECONNREFUSED')),
+      complete: () => Promise.reject(new Error('ECONNREFUSED')),
+      release: () => Promise.reject(new Error('ECONNREFUSED')),
+    };
+    let ran = 0;
+    const receiver = make({ store: down });
+    receiver.on('leave.approved', () => void ran++);
+    const response = await receiver.handle(await delivery());
+    expect(response.status).toBe(503);
+    expect(response.headers['retry-after']).toBe('5');
+    expect(JSON.parse(response.body)).toEqual({ error: 'store_unavailable' });
+    expect(ran).toBe(0);
+  });
+
+  it('releases the claim when the queue refuses, so the sender retry is processed', async () => {
+    const store = createMemoryStore();
+    let refuse = true;
+    const inner = fastQueue();
+    const flaky: EventQueue = {
+      ...inner,
+      start: (hooks) => inner.start(hooks),
+      enqueue: (job) => (refuse ? Promise.reject(new Error('backend down')) : inner.enqueue(job)),
+    };
+    const receiver = make({ store, queue: flaky });
+    receiver.on('leave.approved', () => {});
+    const input = await delivery();
+    expect(JSON.parse((await receiver.handle(input)).body)).toEqual({ error: 'queue_unavailable' });
+    refuse = false;
+    expect((await receiver.handle(input)).status).toBe(202);
+  });
+
+  it('reports handler failures to onError, never in the answer, and dead-letters after the last attempt', async () => {
+    const errors: unknown[] = [];
+    const letters: string[] = [];
+    const receiver = make({ onDeadLetter: (letter) => void letters.push(letter.event.id) });
+    receiver.on('leave.approved', () => {
+      throw new Error('secret database password in this message');
+    });
+    receiver.onError((error) => void errors.push(error));
+    const input = await delivery();
+    const response = await receiver.handle(input);
+    expect(response.body).not.toContain('password');
+    await response.background;
+    expect(errors).toHaveLength(3);
+    expect(letters).toEqual([input.event.id]);
+    expect((await receiver.deadLetters())[0]!.attempts).toBe(3);
+  });
+
+  it('answers 503 shutting_down once closing, after draining what it accepted', async () => {
+    const receiver = make();
+    const gate = deferred();
+    let finished = false;
+    receiver.on('leave.approved', async () => {
+      await gate.promise;
+      finished = true;
+    });
+    expect((await receiver.handle(await delivery())).status).toBe(202);
+    const closed = receiver.close({ timeoutMs: 5000 });
+    expect(JSON.parse((await receiver.handle(await delivery())).body)).toEqual({ error: 'shutting_down' });
+    gate.resolve();
+    await closed;
+    expect(finished).toBe(true);
+  });
+});
+
+describe('inline mode', () => {
+  it('answers 200 after the handlers succeed, and 200 duplicate after', async () => {
+    const receiver = make({ mode: 'inline' });
+    let ran = 0;
+    receiver.on('leave.approved', () => void ran++);
+    const input = await delivery();
+    expect((await receiver.handle(input)).status).toBe(200);
+    expect(ran).toBe(1);
+    expect(JSON.parse((await receiver.handle(input)).body)).toEqual({ received: true, duplicate: true });
+  });
+
+  it('answers 500 handler_failed and releases the claim so the retry runs again', async () => {
+    const receiver = make({ mode: 'inline' });
+    let calls = 0;
+    receiver.on('leave.approved', () => {
+      if (++calls === 1) throw new Error('first time fails');
+    });
+    const input = await delivery();
+    const failed = await receiver.handle(input);
+    expect([failed.status, JSON.parse(failed.body)]).toEqual([500, { error: 'handler_failed' }]);
+    expect((await receiver.handle(input)).status).toBe(200);
+    expect(calls).toBe(2);
+  });
+
+  it('answers 202 at the deadline, 409 to a duplicate meanwhile, and hands a late failure to the queue', async () => {
+    const receiver = make({ mode: 'inline', ackDeadlineMs: 30 });
+    const gate = deferred();
+    const attempts: number[] = [];
+    receiver.on('leave.approved', async (_, ctx) => {
+      attempts.push(ctx.attempt);
+      if (ctx.attempt === 1) {
+        await gate.promise;
+        throw new Error('failed after the answer');
+      }
+    });
+    const input = await delivery();
+    const response = await receiver.handle(input);
+    expect(response.status).toBe(202);
+    const duplicate = await receiver.handle(input);
+    expect([duplicate.status, duplicate.headers['retry-after'], JSON.parse(duplicate.body)]).toEqual([
+      409,
+      '5',
+      { error: 'in_progress' },
+    ]);
+    gate.resolve();
+    await response.background;
+    await receiver.close();
+    expect(attempts).toEqual([1, 2]);
+  });
+
+  it('only reruns the handlers that failed', async () => {
+    const receiver = make({ mode: 'inline', ackDeadlineMs: 10 });
+    const runs = { a: 0, b: 0 };
+    receiver.on('leave.approved', async () => {
+      runs.a++;
+      await new Promise((r) => setTimeout(r, 30));
+    });
+    receiver.on('leave.approved', async () => {
+      runs.b++;
+      await new Promise((r) => setTimeout(r, 30));
+      if (runs.b === 1) throw new Error('b fails once');
+    });
+    const response = await receiver.handle(await delivery());
+    expect(response.status).toBe(202);
+    await response.background;
+    await receiver.close();
+    expect(runs).toEqual({ a: 1, b: 2 });
+  });
+});
+
+describe('answers and logs', () => {
+  it('refuses methods other than POST with 405 and Allow: POST', async () => {
+    const response = await make().handle({ method: 'GET', headers: {} });
+    expect([response.status, response.headers.allow]).toEqual([405, 'POST']);
+  });
+
+  it('refuses an oversized body with 413 before verifying it', async () => {
+    const response = await make({ maxBodyBytes: 10 }).handle(await delivery());
+    expect([response.status, JSON.parse(response.body)]).toEqual([413, { error: 'payload_too_large' }]);
+  });
+
+  it('answers 500 raw_body_unavailable and logs the fix once', async () => {
+    const logger = recordingLogger();
+    const receiver = make({ logger });
+    const problem = { kind: 'raw_body_unavailable', fix: 'use express.raw()' } as const;
+    for (let i = 0; i < 3; i++) {
+      const response = await receiver.handle({ method: 'POST', headers: {}, bodyProblem: problem });
+      expect([response.status, JSON.parse(response.body)]).toEqual([500, { error: 'raw_body_unavailable' }]);
+    }
+    const errors = logger.lines.filter((line) => line.level === 'error');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]!.msg).toContain('use express.raw()');
+  });
+
+  it('accepts an unknown apiVersion and warns once', async () => {
+    const logger = recordingLogger();
+    const receiver = make({ logger });
+    receiver.on('leave.approved', () => {});
+    for (let i = 0; i < 2; i++) {
+      const signed = await createSignedDelivery({ secret, type: 'leave.approved', apiVersion: '2030-01-01' });
+      expect(
+        (await receiver.handle({ headers: signed.headers, body: encoder.encode(signed.body) })).status,
+      ).toBe(202);
+    }
+    expect(logger.lines.filter((line) => line.obj.apiVersion === '2030-01-01')).toHaveLength(1);
+  });
+
+  it('never logs the body or the secret', async () => {
+    const logger = recordingLogger();
+    const receiver = make({ logger });
+    receiver.on('leave.approved', () => {
+      throw new Error('x');
+    });
+    const input = await delivery();
+    await (await receiver.handle(input)).background;
+    await receiver.handle({ ...input, headers: { ...input.headers, 'svc-signature': 't=1,v1=00' } });
+    const text = JSON.stringify(logger.lines.map((line) => [line.obj, line.msg]));
+    expect(text).not.toContain(secret);
+    expect(text).not.toContain(new TextDecoder().decode(input.body));
+  });
+
+  it('refuses impossible options at construction', () => {
+    expect(() => createReceiver({ secret: '' })).toThrow(/secret/);
+    expect(() => createReceiver({ secret, mode: 'later' as never })).toThrow(/mode/);
+    expect(() => createReceiver({ secret, maxBodyBytes: 0 })).toThrow(/maxBodyBytes/);
+  });
+});
+
+describe('fetch', () => {
+  it('reads a Request, answers a Response and hands background work to waitUntil', async () => {
+    const receiver = make();
+    receiver.on('leave.approved', () => {});
+    const signed = await createSignedDelivery({ secret, type: 'leave.approved' });
+    const kept: Promise<unknown>[] = [];
+    const response = await receiver.fetch(signed.toRequest('https://example.test/hook'), {
+      waitUntil: (p) => void kept.push(p),
+    });
+    expect([response.status, await response.json()]).toEqual([202, { received: true }]);
+    expect(kept).toHaveLength(1);
+    await kept[0];
+  });
+
+  it('stops reading a streamed body past maxBodyBytes', async () => {
+    let pulled = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled++;
+        controller.enqueue(new Uint8Array(1024));
+      },
+    });
+    const request = new Request('https://example.test/hook', {
+      method: 'POST',
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
+    const response = await make({ maxBodyBytes: 4096 }).fetch(request);
+    expect(response.status).toBe(413);
+    expect(pulled).toBeLessThan(10);
+  });
+});
