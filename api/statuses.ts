@@ -1,0 +1,80 @@
+// The spec's number-or-name tables (leave status, attendance status, work mode, exception status and type).
+
+/** Leave status names by `leaveStatusId` (spec "Leave status"). */
+export const LEAVE_STATUSES: Readonly<Record<LeaveStatusName, LeaveStatusId>> = Object.freeze({
+  Submitted: 0,
+  Pending: 1,
+  Approved: 2,
+  Rejected: 3,
+  Abandoned: 4,
+  Expired: 5,
+});
+export type LeaveStatusName = 'Submitted' | 'Pending' | 'Approved' | 'Rejected' | 'Abandoned' | 'Expired';
+export type LeaveStatusId = 0 | 1 | 2 | 3 | 4 | 5;
+
+/** Attendance status names by number (spec "Attendance status"). */
+export const ATTENDANCE_STATUSES: Readonly<Record<AttendanceStatusName, number>> = Object.freeze({
+  Present: 0,
+  Late: 1,
+  Absent: 2,
+  Leave: 3,
+  Holiday: 4,
+  Excused: 5,
+});
+export type AttendanceStatusName = 'Present' | 'Late' | 'Absent' | 'Leave' | 'Holiday' | 'Excused';
+
+/** Work modes by number (the `WorkMode` filter of the attendance list). */
+export const WORK_MODES: Readonly<Record<WorkModeName, number>> = Object.freeze({
+  Remote: 0,
+  Onsite: 1,
+  Hybrid: 2,
+});
+export type WorkModeName = 'Remote' | 'Onsite' | 'Hybrid';
+
+/** Attendance exception statuses by number (spec "Attendance exception status"). */
+export const EXCEPTION_STATUSES: Readonly<Record<ExceptionStatusName, number>> = Object.freeze({
+  Pending: 1,
+  Approved: 2,
+  Rejected: 3,
+  Cancelled: 4,
+});
+export type ExceptionStatusName = 'Pending' | 'Approved' | 'Rejected' | 'Cancelled';
+
+/** Attendance exception types by number (the `Type` filter of the exceptions list). */
+export const EXCEPTION_TYPES: Readonly<Record<ExceptionTypeName, number>> = Object.freeze({
+  ExcusedAbsence: 1,
+  DayOffGranted: 2,
+  RemoteDay: 3,
+  CompanyClosure: 4,
+});
+export type ExceptionTypeName = 'ExcusedAbsence' | 'DayOffGranted' | 'RemoteDay' | 'CompanyClosure';
+
+/** Who a leave type covers: 0 organisation, 1 company, 2 department, 3 unit, 4 named employees. */
+export type EligibilityCriteria = 0 | 1 | 2 | 3 | 4;
+
+/** Weekday names, as `applicableDay` carries them. */
+export const WEEKDAYS: readonly string[] = Object.freeze([
+  'Sunday',
+  'Monday',
+  'Tuesday',
+  'Wednesday',
+  'Thursday',
+  'Friday',
+  'Saturday',
+]);
+
+/**
+ * The name of a table entry given its name or number (any case), or undefined when it is in neither column.
+ * @example
+ * statusName(LEAVE_STATUSES, '2') // 'Approved'
+ */
+export function statusName<N extends string>(
+  table: Readonly<Record<N, number>>,
+  value: string | number,
+): N | undefined {
+  const text = String(value).trim();
+  for (const [name, number] of Object.entries(table) as [N, number][]) {
+    if (name.toLowerCase() === text.toLowerCase() || String(number) === text) return name;
+  }
+  return undefined;
+}
