@@ -1,0 +1,56 @@
+// Fastify adapter: a plugin whose own scope reads every body as raw bytes, so the app's parsers never see it.
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { HandleInput, Receiver } from '../src/receiver.js';
+
+/** Options of `createFastifyPlugin`. */
+export interface FastifyPluginOptions {
+  /** The webhook route, under the plugin's prefix. Default `/webhooks/workforce`. */
+  readonly path?: string;
+}
+
+const FASTIFY_FIX =
+  'something replaced request.body before the webhook route (a preValidation or preHandler hook?). Keep body hooks off the plugin registered by createFastifyPlugin';
+
+/**
+ * A Fastify plugin that registers the webhook route with a raw-bytes body parser scoped to itself.
+ * @example
+ * await app.register(createFastifyPlugin(receiver, { path: '/webhooks/workforce' }));
+ */
+export function createFastifyPlugin(
+  receiver: Pick<Receiver<unknown>, 'handle' | 'maxBodyBytes'>,
+  { path = '/webhooks/workforce' }: FastifyPluginOptions = {},
+): FastifyPluginAsync {
+  const answer = async (reply: FastifyReply, input: HandleInput): Promise<void> => {
+    const response = await receiver.handle(input);
+    await reply.code(response.status).headers(response.headers).send(response.body);
+  };
+  // Registered without fastify-plugin on purpose: the parsers and the error handler below stay in this scope.
+  return async (fastify) => {
+    // The app's parsers (its JSON one, or a catch-all it added) are inherited: drop them here, keep the bytes.
+    fastify.removeAllContentTypeParsers();
+    fastify.addContentTypeParser(
+      '*',
+      { parseAs: 'buffer', bodyLimit: receiver.maxBodyBytes },
+      (_request, body, done) => done(null, body),
+    );
+    // Fastify refuses an oversized or broken body before the handler; the core still picks the answer.
+    fastify.setErrorHandler(async (error: { code?: string }, request, reply) => {
+      const { method, headers } = request.raw;
+      const kind = error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'too_large' : 'unreadable';
+      await answer(reply, { method, headers, bodyProblem: { kind } });
+    });
+    fastify.all(path, async (request: FastifyRequest, reply) => {
+      const { method, headers } = request.raw;
+      const { body } = request;
+      await answer(
+        reply,
+        body instanceof Uint8Array
+          ? { method, headers, body }
+          : body === undefined || body === null
+            ? // Fastify skips parsing when there is no body at all.
+              { method, headers, body: new Uint8Array(0) }
+            : { method, headers, bodyProblem: { kind: 'raw_body_unavailable', fix: FASTIFY_FIX } },
+      );
+    });
+  };
+}

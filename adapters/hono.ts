@@ -1,0 +1,52 @@
+// Hono adapter: the raw bytes of `c.req.raw` (or Hono's cached copy of them), the core's answer, Workers' waitUntil.
+import type { Context } from 'hono';
+import { type BodyResult, readRequestBody } from '../src/body.js';
+import type { BodyProblem, Receiver } from '../src/receiver.js';
+
+const HONO_FIX =
+  "the body was read before the webhook handler (c.req.json(), c.req.text() or a validator('json') ran first?), so only re-serialised text is left. Give the webhook route no validator or body middleware: app.post('/webhooks/workforce', createHonoHandler(receiver))";
+
+/**
+ * A Hono handler for the webhook route; on Workers, queued work is handed to `c.executionCtx.waitUntil`.
+ * @example
+ * app.post('/webhooks/workforce', createHonoHandler(receiver));
+ */
+export function createHonoHandler(
+  receiver: Pick<Receiver<unknown>, 'handle' | 'maxBodyBytes'>,
+): (c: Context) => Promise<Response> {
+  return async (c) => {
+    const { raw } = c.req;
+    const body = await readHonoBody(c, receiver.maxBodyBytes);
+    const response = await receiver.handle(
+      body instanceof Uint8Array
+        ? { method: raw.method, headers: raw.headers, body }
+        : { method: raw.method, headers: raw.headers, bodyProblem: body },
+    );
+    if (response.background !== undefined) keepAlive(c, response.background);
+    return c.body(response.body, response.status as 200, response.headers);
+  };
+}
+
+// Hono caches the first body read. Only an `arrayBuffer`/`blob` cache still holds the bytes as sent: a `json`
+// cache comes back re-serialised and a `text` one decoded (a BOM or invalid UTF-8 would not survive), so a
+// signature check on them would be a false 400.
+async function readHonoBody(c: Context, limit: number): Promise<Uint8Array | BodyProblem> {
+  const { raw, bodyCache } = c.req;
+  let result: BodyResult;
+  if (!raw.bodyUsed) result = await readRequestBody(raw, limit);
+  else if (bodyCache.arrayBuffer !== undefined) result = new Uint8Array(await bodyCache.arrayBuffer);
+  else if (bodyCache.blob !== undefined) result = new Uint8Array(await (await bodyCache.blob).arrayBuffer());
+  else return { kind: 'raw_body_unavailable', fix: HONO_FIX };
+  return typeof result === 'string' ? { kind: result } : result;
+}
+
+// `c.executionCtx` is a getter that throws where there is none (Node, Bun): there the process stays alive anyway.
+function keepAlive(c: Context, work: Promise<void>): void {
+  let ctx: Context['executionCtx'];
+  try {
+    ctx = c.executionCtx;
+  } catch {
+    return;
+  }
+  ctx.waitUntil(work);
+}
