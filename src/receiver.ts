@@ -1,4 +1,5 @@
 // createReceiver: verify, parse, dedupe, queue or run inline, and answer from the status table.
+import type { ApiClient } from '../api/client.js';
 import { readRequestBody } from './body.js';
 import { CURRENT_API_VERSION, parseEvent } from './envelope.js';
 import { ConfigurationError, HandlerTimeoutError, WebhookError, WebhookVerificationError } from './errors.js';
@@ -57,6 +58,8 @@ export interface ReceiverOptions {
   readonly leaseMs?: number;
   /** How long a done id is remembered. Default 72 h (longer than the sender's two days of retries). */
   readonly doneTtlMs?: number;
+  /** A read-API client (`createApiClient` from `workforce-webhooks/api`), handed to handlers as `ctx.api`. */
+  readonly api?: ApiClient;
 }
 
 /** What adapters pass to `receiver.handle`. */
@@ -129,6 +132,7 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     onDeadLetter,
     leaseMs = 30_000,
     doneTtlMs = DEFAULT_DONE_TTL_MS,
+    api,
   } = options ?? ({} as ReceiverOptions);
   const secrets = secretList(secret);
   if (mode !== 'queue' && mode !== 'inline') throw new ConfigurationError(`mode must be 'queue' or 'inline'`);
@@ -166,6 +170,14 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
       attempt: attempt.attempt,
       signal: attempt.signal,
       logger,
+      get api() {
+        if (api === undefined) {
+          throw new ConfigurationError(
+            'ctx.api needs a client: createReceiver({ secret, api: createApiClient({ apiKey, baseUrl }) })',
+          );
+        }
+        return api;
+      },
     };
     const completed = [...(job.completed ?? [])];
     const errors: unknown[] = [];

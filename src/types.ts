@@ -1,4 +1,5 @@
 // The event types: one map from event type to payload, and the shapes derived from it.
+import type { ApiClient } from '../api/client.js';
 import type { Logger } from './logger.js';
 
 /** `data` of `leave.approved` (spec "Delivery format"). Dates are calendar dates written `YYYY-MM-DDT00:00:00`, no zone. */
@@ -102,6 +103,11 @@ export interface HandlerContext {
   /** Aborted when the attempt times out or the receiver shuts down: pass it to `fetch` and friends. */
   readonly signal: AbortSignal;
   readonly logger: Logger;
+  /**
+   * The read-API client given to `createReceiver({ api })`, to fetch the current record rather than trust
+   * the order of events (spec rule 4). Reading it when no client was given throws a `ConfigurationError`.
+   */
+  readonly api: ApiClient;
 }
 
 /** A function run for matching events; throw (or reject) to have it retried. */

@@ -1,6 +1,7 @@
 // The receiver core through `handle`: the status table, both modes, dedupe, failures and shutdown.
 import { describe, expect, it } from 'vitest';
 import {
+  ConfigurationError,
   createMemoryQueue,
   createMemoryStore,
   createReceiver,
@@ -10,6 +11,7 @@ import {
   type ReceiverOptions,
   type WorkforceEvent,
 } from 'workforce-webhooks';
+import { createApiClient } from 'workforce-webhooks/api';
 import { createSignedDelivery } from 'workforce-webhooks/testing';
 import { recordingLogger } from '../support/logger.js';
 
@@ -254,6 +256,25 @@ describe('answers and logs', () => {
     expect(() => createReceiver({ secret: '' })).toThrow(/secret/);
     expect(() => createReceiver({ secret, mode: 'later' as never })).toThrow(/mode/);
     expect(() => createReceiver({ secret, maxBodyBytes: 0 })).toThrow(/maxBodyBytes/);
+  });
+});
+
+describe('ctx.api', () => {
+  it('is the client given to createReceiver, and a clear error without one', async () => {
+    const api = createApiClient({ apiKey: 'key', baseUrl: 'https://workforce.example.test' });
+    const seen: unknown[] = [];
+    const withApi = make({ mode: 'inline', api });
+    withApi.on('leave.approved', (_, ctx) => void seen.push(ctx.api));
+    expect((await withApi.handle(await delivery())).status).toBe(200);
+    expect(seen).toEqual([api]);
+
+    const errors: unknown[] = [];
+    const without = make({ mode: 'inline' });
+    without.on('leave.approved', (_, ctx) => ctx.api.leave);
+    without.onError((error) => void errors.push(error));
+    expect((await without.handle(await delivery())).status).toBe(500);
+    expect(errors[0]).toBeInstanceOf(ConfigurationError);
+    expect(String(errors[0])).toMatch(/createApiClient/);
   });
 });
 
