@@ -1,0 +1,149 @@
+// The adapter contract through `createFastifyPlugin` on a real Fastify 5 listen, and its parser scoping via inject.
+import Fastify, { type FastifyInstance } from 'fastify';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { createReceiver, type Receiver } from 'workforce-webhooks';
+import { createFastifyPlugin } from 'workforce-webhooks/fastify';
+import { leaveApproved } from '../contract/adapter-dedupe.js';
+import { WEBHOOK_PATH } from '../contract/adapter-listen.js';
+import { CONTRACT_SECRET, describeAdapterContract, type MountedApp } from '../contract/adapter-suite.js';
+
+async function listen(app: FastifyInstance): Promise<MountedApp> {
+  const address = await app.listen({ port: 0, host: '127.0.0.1' });
+  return { url: `${address}${WEBHOOK_PATH}`, close: () => app.close() };
+}
+
+// Keep-alive sockets of the contract's fetch would otherwise hold close() open.
+const fastify = (): FastifyInstance => Fastify({ forceCloseConnections: true });
+
+describeAdapterContract('fastify', async (receiver) => {
+  const app = fastify();
+  await app.register(createFastifyPlugin(receiver, { path: WEBHOOK_PATH }));
+  return listen(app);
+});
+
+// An app that parses every body its own way before the plugin is registered: the route must not notice.
+describeAdapterContract('fastify with app-wide parsers', async (receiver) => {
+  const app = fastify();
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) =>
+    done(null, { parsedByTheApp: body }),
+  );
+  app.addContentTypeParser('*', (_request, _payload, done) => done(null, 'eaten by the app'));
+  await app.register(createFastifyPlugin(receiver, { path: WEBHOOK_PATH }));
+  return listen(app);
+});
+
+/** A receiver that records the ids it handled, closed after the test. */
+function watchedReceiver(): { readonly receiver: Receiver; readonly seen: string[] } {
+  const receiver = createReceiver({ secret: CONTRACT_SECRET });
+  const seen: string[] = [];
+  receiver.on('leave.approved', (event) => {
+    seen.push(event.id);
+  });
+  onTestFinished(() => receiver.close());
+  return { receiver, seen };
+}
+
+describe('fastify parser scoping (inject)', () => {
+  it("leaves the app's own JSON parsing elsewhere untouched", async () => {
+    const { receiver, seen } = watchedReceiver();
+    const app = Fastify();
+    app.post('/api/echo', async (request) => ({ echoed: request.body }));
+    await app.register(createFastifyPlugin(receiver, { path: WEBHOOK_PATH }));
+    const delivery = await leaveApproved();
+    const answer = await app.inject({
+      method: 'POST',
+      url: WEBHOOK_PATH,
+      headers: delivery.headers,
+      payload: delivery.body,
+    });
+    expect({ status: answer.statusCode, body: answer.json() }).toEqual({
+      status: 202,
+      body: { received: true },
+    });
+    const echo = await app.inject({ method: 'POST', url: '/api/echo', payload: { ok: true } });
+    expect(echo.json()).toEqual({ echoed: { ok: true } });
+    // A bad JSON body elsewhere still gets Fastify's own 400.
+    const bad = await app.inject({
+      method: 'POST',
+      url: '/api/echo',
+      headers: { 'content-type': 'application/json' },
+      payload: '{',
+    });
+    expect(bad.statusCode).toBe(400);
+    await receiver.close();
+    expect(seen).toEqual([delivery.event.id]);
+  });
+
+  it('mounts under a prefix', async () => {
+    const { receiver } = watchedReceiver();
+    const app = Fastify();
+    await app.register(createFastifyPlugin(receiver), { prefix: '/hooks' });
+    const delivery = await leaveApproved();
+    const answer = await app.inject({
+      method: 'POST',
+      url: '/hooks/webhooks/workforce',
+      headers: delivery.headers,
+      payload: delivery.body,
+    });
+    expect(answer.statusCode).toBe(202);
+  });
+
+  it('answers 413 from the core for a body over maxBodyBytes, with its JSON body', async () => {
+    const receiver = createReceiver({ secret: CONTRACT_SECRET, maxBodyBytes: 1024 });
+    onTestFinished(() => receiver.close());
+    const app = Fastify();
+    await app.register(createFastifyPlugin(receiver, { path: WEBHOOK_PATH }));
+    const answer = await app.inject({
+      method: 'POST',
+      url: WEBHOOK_PATH,
+      headers: { 'content-type': 'application/json' },
+      payload: `{"padding":"${'x'.repeat(2048)}"}`,
+    });
+    expect({ status: answer.statusCode, body: answer.json() }).toEqual({
+      status: 413,
+      body: { error: 'payload_too_large' },
+    });
+  });
+
+  it('accepts a delivery that carries no content type', async () => {
+    const { receiver, seen } = watchedReceiver();
+    const app = Fastify();
+    await app.register(createFastifyPlugin(receiver, { path: WEBHOOK_PATH }));
+    const delivery = await leaveApproved();
+    const { 'content-type': _, ...headers } = delivery.headers;
+    const answer = await app.inject({ method: 'POST', url: WEBHOOK_PATH, headers, payload: delivery.body });
+    expect(answer.statusCode).toBe(202);
+    await receiver.close();
+    expect(seen).toEqual([delivery.event.id]);
+  });
+
+  it('answers 500 raw_body_unavailable, logging the fix, when an app hook replaces the body', async () => {
+    const errors: string[] = [];
+    const logger = {
+      debug() {},
+      info() {},
+      warn() {},
+      error: (_: object, msg?: string) => errors.push(msg ?? ''),
+    };
+    const receiver = createReceiver({ secret: CONTRACT_SECRET, logger });
+    onTestFinished(() => receiver.close());
+    const app = Fastify();
+    app.addHook('preHandler', async (request) => {
+      request.body = { replaced: true };
+    });
+    await app.register(createFastifyPlugin(receiver, { path: WEBHOOK_PATH }));
+    const delivery = await leaveApproved();
+    const answer = await app.inject({
+      method: 'POST',
+      url: WEBHOOK_PATH,
+      headers: delivery.headers,
+      payload: delivery.body,
+    });
+    expect({ status: answer.statusCode, body: answer.json() }).toEqual({
+      status: 500,
+      body: { error: 'raw_body_unavailable' },
+    });
+    expect(errors.filter((msg) => msg.includes('Fix:'))).toHaveLength(1);
+  });
+});
