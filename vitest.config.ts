@@ -29,6 +29,7 @@ export default defineConfig({
           name: 'node',
           include: ['test/**/*.test.ts'],
           exclude: ['test/e2e/**'],
+          globalSetup: ['test/setup/redis.ts'],
           testTimeout: 20_000,
           hookTimeout: 30_000,
         },

@@ -1,0 +1,107 @@
+// The Redis dedupe store: one shared claim per event id across every receiver instance, on the user's ioredis client.
+import { createHash } from 'node:crypto';
+import type { Cluster, Redis } from 'ioredis';
+import { ConfigurationError } from '../src/errors.js';
+import { DEFAULT_DONE_TTL_MS, type DedupeStore } from '../src/store.js';
+
+/** Options of `createRedisStore`. */
+export interface RedisStoreOptions {
+  /**
+   * Your ioredis client; the store never closes it. Give it `maxRetriesPerRequest: 1` (or `enableOfflineQueue:
+   * false`, or a `commandTimeout`) so that a Redis outage fails claims at once and deliveries get 503 instead of
+   * waiting past the sender's 10 s.
+   */
+  readonly client: Redis | Cluster;
+  /** Prepended to every key (`wfwh:<event id>`). Default `wfwh:`. */
+  readonly prefix?: string;
+  /** How long a done id is remembered when `complete` is given no TTL of its own. Default 72 h. */
+  readonly doneTtlMs?: number;
+  /** Lease used when `claim` is given none. Default 30 000 (the receiver passes its own `leaseMs`). */
+  readonly leaseMs?: number;
+}
+
+// A done id holds this value; a claimed id holds its owner's token (a uuid, never equal to it).
+const DONE = 'done';
+
+// Compare-on-token scripts: Redis 7.0 has no DELEX / SET IFEQ, so read-compare-write runs atomically in Lua.
+const COMPLETE = `if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('SET', KEYS[1], '${DONE}', 'PX', ARGV[2]) return 1 end return 0`;
+const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end return 0`;
+const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end return 0`;
+
+// The client settings that decide what a command does while Redis is unreachable (a Cluster nests them).
+interface ClientSettings {
+  readonly maxRetriesPerRequest?: number | null;
+  readonly enableOfflineQueue?: boolean;
+  readonly commandTimeout?: number;
+  readonly redisOptions?: ClientSettings;
+}
+
+const waitsForever = (settings: ClientSettings = {}): boolean => {
+  const { maxRetriesPerRequest, commandTimeout } = settings.redisOptions ?? settings;
+  return maxRetriesPerRequest === null && settings.enableOfflineQueue !== false && !commandTimeout;
+};
+
+type Script = { readonly source: string; readonly sha: string };
+const script = (source: string): Script => ({
+  source,
+  sha: createHash('sha1').update(source).digest('hex'),
+});
+const scripts = { complete: script(COMPLETE), release: script(RELEASE), renew: script(RENEW) };
+
+/**
+ * The dedupe store for several receiver instances: `SET key token NX PX lease GET` claims in one round trip,
+ * compare-on-token Lua scripts complete, release and renew. Needs Redis 7.0 or later.
+ * @example
+ * const client = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
+ * createReceiver({ secret, store: createRedisStore({ client }) });
+ */
+export function createRedisStore({
+  client,
+  prefix = 'wfwh:',
+  doneTtlMs = DEFAULT_DONE_TTL_MS,
+  leaseMs = 30_000,
+}: RedisStoreOptions): DedupeStore {
+  if (client === undefined || typeof client.call !== 'function')
+    throw new ConfigurationError('createRedisStore needs `client`: an ioredis Redis or Cluster instance');
+  if (waitsForever(client.options as ClientSettings)) {
+    // BullMQ's advice for its workers; for the store it would hold every delivery while Redis is away.
+    throw new ConfigurationError(
+      'the Redis store client has maxRetriesPerRequest: null, so claims would wait forever while Redis is down. ' +
+        'Give the store its own client, e.g. client.duplicate({ maxRetriesPerRequest: 1 })',
+    );
+  }
+  for (const [name, value] of Object.entries({ doneTtlMs, leaseMs })) {
+    if (!Number.isFinite(value) || value <= 0)
+      throw new ConfigurationError(`Redis store ${name} must be a positive number`);
+  }
+
+  // EVALSHA first; a server that lost its script cache (restart, failover) gets the source once.
+  const run = async (
+    { source, sha }: Script,
+    key: string,
+    ...args: (string | number)[]
+  ): Promise<boolean> => {
+    try {
+      return (await client.call('EVALSHA', sha, 1, key, ...args)) === 1;
+    } catch (error) {
+      if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
+      return (await client.call('EVAL', source, 1, key, ...args)) === 1;
+    }
+  };
+  const ms = (value: number, fallback: number): number =>
+    Math.max(1, Math.ceil(Number.isFinite(value) && value > 0 ? value : fallback));
+
+  return {
+    async claim(id, lease) {
+      const token = crypto.randomUUID();
+      // NX with GET (Redis 7.0+): sets when absent and returns nil, else returns what is there, atomically.
+      const previous = await client.call('SET', prefix + id, token, 'NX', 'PX', ms(lease, leaseMs), 'GET');
+      if (previous === null) return { status: 'claimed', token };
+      return String(previous) === DONE ? { status: 'done' } : { status: 'in_progress' };
+    },
+    renew: (id, token, lease) => run(scripts.renew, prefix + id, token, ms(lease, leaseMs)),
+    complete: (id, token, ttl) => run(scripts.complete, prefix + id, token, ms(ttl, doneTtlMs)),
+    release: (id, token) => run(scripts.release, prefix + id, token),
+  };
+}

@@ -1,0 +1,128 @@
+// The dedupe store contract (DESIGN "Dedupe"): every store runs these same cases.
+import { describe, expect, it } from 'vitest';
+import type { DedupeStore } from 'workforce-webhooks';
+
+/** A store under test and a way to let time pass for it (an injected clock, or real milliseconds). */
+export interface StoreFixture {
+  readonly store: DedupeStore;
+  /** Lets at least `ms` milliseconds pass as far as the store's leases and TTLs are concerned. */
+  elapse(ms: number): Promise<void>;
+}
+
+const DAY = 24 * 60 * 60 * 1000;
+
+/**
+ * Runs the store contract against the stores `create` makes (one per test).
+ * @example
+ * runStoreContract('memory', async () => ({ store: createMemoryStore(), elapse: ... }));
+ */
+export function runStoreContract(name: string, create: () => Promise<StoreFixture>): void {
+  // Short leases (real Redis time) with generous margins: only order matters, never speed.
+  const lease = 150;
+  const id = (): string => crypto.randomUUID();
+
+  describe(`store contract: ${name}`, () => {
+    it('claims a new id once; a second claim sees it in progress', async () => {
+      const { store } = await create();
+      const event = id();
+      const first = await store.claim(event, 30_000);
+      expect(first.status).toBe('claimed');
+      expect(first.status === 'claimed' && first.token.length > 0).toBe(true);
+      expect(await store.claim(event, 30_000)).toEqual({ status: 'in_progress' });
+      expect((await store.claim(id(), 30_000)).status).toBe('claimed');
+    });
+
+    it('marks a claimed id done only for the token that owns it', async () => {
+      const { store } = await create();
+      const event = id();
+      const claim = await store.claim(event, 30_000);
+      if (claim.status !== 'claimed') throw new Error('expected a claim');
+      expect(await store.complete(event, `${claim.token}x`, DAY)).toBe(false);
+      expect(await store.claim(event, 30_000)).toEqual({ status: 'in_progress' });
+      expect(await store.complete(event, claim.token, DAY)).toBe(true);
+      expect(await store.claim(event, 30_000)).toEqual({ status: 'done' });
+      // Done is final: the old token can neither renew, release nor complete it again.
+      expect(await store.renew(event, claim.token, 30_000)).toBe(false);
+      expect(await store.release(event, claim.token)).toBe(false);
+      expect(await store.claim(event, 30_000)).toEqual({ status: 'done' });
+    });
+
+    it('releases a claim for its owner only, so a later delivery can take it', async () => {
+      const { store } = await create();
+      const event = id();
+      const claim = await store.claim(event, 30_000);
+      if (claim.status !== 'claimed') throw new Error('expected a claim');
+      expect(await store.release(event, 'not-the-token')).toBe(false);
+      expect(await store.claim(event, 30_000)).toEqual({ status: 'in_progress' });
+      expect(await store.release(event, claim.token)).toBe(true);
+      const again = await store.claim(event, 30_000);
+      expect(again.status).toBe('claimed');
+      expect(again.status === 'claimed' && again.token).not.toBe(claim.token);
+      expect(await store.release(event, claim.token)).toBe(false);
+    });
+
+    it('lets an expired lease be taken over, and the old owner can no longer act', async () => {
+      const { store, elapse } = await create();
+      const event = id();
+      const old = await store.claim(event, lease);
+      if (old.status !== 'claimed') throw new Error('expected a claim');
+      await elapse(lease * 2);
+      const taken = await store.claim(event, 30_000);
+      if (taken.status !== 'claimed') throw new Error('expected the lapsed claim to be taken over');
+      expect(await store.complete(event, old.token, DAY)).toBe(false);
+      expect(await store.renew(event, old.token, 30_000)).toBe(false);
+      expect(await store.release(event, old.token)).toBe(false);
+      expect(await store.complete(event, taken.token, DAY)).toBe(true);
+      expect(await store.claim(event, 30_000)).toEqual({ status: 'done' });
+    });
+
+    it('keeps a renewed claim past its first lease', async () => {
+      const { store, elapse } = await create();
+      const event = id();
+      const claim = await store.claim(event, lease * 4);
+      if (claim.status !== 'claimed') throw new Error('expected a claim');
+      await elapse(lease * 2);
+      expect(await store.renew(event, claim.token, lease * 4)).toBe(true);
+      await elapse(lease * 3); // past the first lease (4), within the renewed one (2 + 4)
+      expect(await store.claim(event, 30_000)).toEqual({ status: 'in_progress' });
+      expect(await store.renew(event, 'not-the-token', 30_000)).toBe(false);
+      expect(await store.complete(event, claim.token, DAY)).toBe(true);
+    });
+
+    it('forgets a done id after its TTL', async () => {
+      const { store, elapse } = await create();
+      const event = id();
+      const claim = await store.claim(event, 30_000);
+      if (claim.status !== 'claimed') throw new Error('expected a claim');
+      expect(await store.complete(event, claim.token, lease)).toBe(true);
+      expect(await store.claim(event, 30_000)).toEqual({ status: 'done' });
+      await elapse(lease * 2);
+      expect((await store.claim(event, 30_000)).status).toBe('claimed');
+    });
+
+    it('gives exactly one of many concurrent claims of one id', async () => {
+      const { store } = await create();
+      const event = id();
+      const results = await Promise.all(Array.from({ length: 50 }, () => store.claim(event, 30_000)));
+      expect(results.filter((r) => r.status === 'claimed')).toHaveLength(1);
+      expect(results.filter((r) => r.status === 'in_progress')).toHaveLength(49);
+    });
+
+    it('keeps ids apart', async () => {
+      const { store } = await create();
+      const ids = Array.from({ length: 20 }, id);
+      const claims = await Promise.all(ids.map((each) => store.claim(each, 30_000)));
+      expect(claims.every((c) => c.status === 'claimed')).toBe(true);
+      await Promise.all(
+        ids.map((each, i) => {
+          const claim = claims[i]!;
+          return i % 2 === 0 && claim.status === 'claimed'
+            ? store.complete(each, claim.token, DAY)
+            : undefined;
+        }),
+      );
+      const after = await Promise.all(ids.map((each) => store.claim(each, 30_000)));
+      expect(after.map((c) => c.status)).toEqual(ids.map((_, i) => (i % 2 === 0 ? 'done' : 'in_progress')));
+    });
+  });
+}

@@ -1,0 +1,128 @@
+// Starts and stops a real, throwaway redis-server on a free loopback port with its own temporary directory.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** Where the Debian package puts the binary; `REDIS_SERVER` overrides it. */
+export const REDIS_SERVER_BINARY: string = process.env.REDIS_SERVER ?? '/usr/bin/redis-server';
+
+/** A redis-server this process started; `stop` and `start` again keep its port, so clients reconnect. */
+export interface RedisServer {
+  readonly url: string;
+  readonly port: number;
+  /** Kills the server (SIGKILL when `crash`, else SIGTERM) and waits for it to exit. */
+  stop(options?: { readonly crash?: boolean }): Promise<void>;
+  /** Starts it again on the same port, with an empty dataset. */
+  start(): Promise<void>;
+  /** Stops it for good and removes its directory. */
+  dispose(): Promise<void>;
+}
+
+/**
+ * Whether a redis-server binary can be run here.
+ * @example
+ * if (!hasRedisServer()) console.warn('no redis-server');
+ */
+export function hasRedisServer(): boolean {
+  return existsSync(REDIS_SERVER_BINARY);
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+function launch(port: number, dir: string): Promise<ChildProcess> {
+  // No persistence (a restart is an empty Redis, like a lost cache) and noeviction, as docs/scaling.md requires.
+  const child = spawn(
+    REDIS_SERVER_BINARY,
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--maxmemory-policy',
+      'noeviction',
+      '--logfile',
+      '',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => fail(new Error('redis-server did not start within 10 s')), 10_000);
+    const fail = (error: Error): void => {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(new Error(`${error.message}\n${output}`));
+    };
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('Ready to accept connections')) {
+        clearTimeout(timer);
+        child.stdout?.removeAllListeners('data');
+        child.stdout?.resume();
+        resolve(child);
+      }
+    });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.once('error', fail);
+    child.once('exit', (code) => fail(new Error(`redis-server exited with ${code}`)));
+  });
+}
+
+/**
+ * Starts a redis-server on a free port of 127.0.0.1, in a temporary directory.
+ * @example
+ * const redis = await startRedisServer();
+ * await redis.stop(); await redis.start(); await redis.dispose();
+ */
+export async function startRedisServer(): Promise<RedisServer> {
+  const dir = await mkdtemp(join(tmpdir(), 'wfwh-redis-'));
+  let port = 0;
+  let child: ChildProcess | undefined;
+  // A free port can be taken between the probe and the bind: try a few.
+  for (let tries = 0; child === undefined; tries++) {
+    port = await freePort();
+    try {
+      child = await launch(port, dir);
+    } catch (error) {
+      if (tries >= 4) throw error;
+    }
+  }
+  const stop = async ({ crash = false } = {}): Promise<void> => {
+    const running = child;
+    child = undefined;
+    if (running === undefined || running.exitCode !== null) return;
+    running.removeAllListeners('exit');
+    const exited = new Promise((resolve) => running.once('exit', resolve));
+    running.kill(crash ? 'SIGKILL' : 'SIGTERM');
+    await exited;
+  };
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    stop,
+    async start() {
+      if (child === undefined) child = await launch(port, dir);
+    },
+    async dispose() {
+      await stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
