@@ -78,7 +78,10 @@ export function deferred<T = void>(): Deferred<T> {
  * @example
  * await eventually(async () => expectAnswer(await post(url, delivery), 200, duplicate));
  */
-export async function eventually(check: () => unknown, { tries = 200, intervalMs = 10 } = {}): Promise<void> {
+export async function eventually(
+  check: () => unknown,
+  { tries = 200, intervalMs = 10 }: { readonly tries?: number; readonly intervalMs?: number } = {},
+): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
       await check();
