@@ -1,0 +1,59 @@
+// The Fastify quick start as a runnable app: `npx tsx examples/fastify/server.ts`, then send it signed deliveries.
+import { pathToFileURL } from 'node:url';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { createReceiver, type Receiver } from 'workforce-webhooks';
+import { createFastifyPlugin } from 'workforce-webhooks/fastify';
+
+/** The secret the demo verifies with when `WORKFORCE_WEBHOOK_SECRET` is unset. Local trials only. */
+export const DEMO_SECRET = 'whsec_demo_bG9jYWwtdHJpYWxzLW9ubHktbm90LWEtcmVhbC1zZWNyZXQ';
+
+/** Options of `createExampleApp`. */
+export interface ExampleOptions {
+  /** Default: `WORKFORCE_WEBHOOK_SECRET`, else `DEMO_SECRET`. */
+  readonly secret?: string;
+  /** Where the handlers report what they did. Default `console.log`. */
+  readonly log?: (line: string) => void;
+}
+
+/**
+ * Builds the example app: the webhook plugin beside routes that keep Fastify's own JSON parsing.
+ * @example
+ * const { app, receiver } = createExampleApp({ secret: 'whsec_test', log: (line) => lines.push(line) });
+ */
+export function createExampleApp({
+  secret = process.env.WORKFORCE_WEBHOOK_SECRET ?? DEMO_SECRET,
+  log = console.log,
+}: ExampleOptions = {}): { readonly app: FastifyInstance; readonly receiver: Receiver } {
+  const receiver = createReceiver({ secret });
+  receiver.on('leave.approved', (event) => {
+    // Leave dates are calendar dates: keep the day as sent, never a local-zone Date.
+    const { employeeId, startDate, endDate } = event.data;
+    log(`calendar: block ${employeeId} ${startDate.slice(0, 10)}..${endDate.slice(0, 10)}`);
+  });
+  receiver.onAny((event) => log(`audit: ${event.type} ${event.id}`));
+  receiver.onError((error, event) =>
+    log(`error: ${event?.type ?? 'delivery'} ${event?.id ?? ''}: ${String(error)}`),
+  );
+
+  const app = Fastify();
+  // The plugin reads raw bytes in its own scope; JSON routes elsewhere in the app parse as before.
+  app.register(createFastifyPlugin(receiver, { path: '/webhooks/workforce' }));
+  app.post('/api/echo', async (request) => request.body);
+  return { app, receiver };
+}
+
+// Listen only when run directly, so tests can import the factory.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const { app, receiver } = createExampleApp();
+  const address = await app.listen({ port: Number(process.env.PORT ?? 3000), host: '127.0.0.1' });
+  console.log(
+    `workforce-webhooks example listening on ${address.replace('127.0.0.1', 'localhost')}/webhooks/workforce`,
+  );
+  const shutdown = async (): Promise<void> => {
+    // New deliveries get 503 (the sender retries them) while accepted ones finish; then the server stops.
+    await receiver.close();
+    await app.close();
+  };
+  process.once('SIGINT', shutdown);
+  process.once('SIGTERM', shutdown);
+}

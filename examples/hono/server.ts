@@ -1,0 +1,61 @@
+// The Hono quick start as a runnable app: `npx tsx examples/hono/server.ts`, then send it signed deliveries.
+import { pathToFileURL } from 'node:url';
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import { createReceiver, type Receiver } from 'workforce-webhooks';
+import { createHonoHandler } from 'workforce-webhooks/hono';
+
+/** The secret the demo verifies with when `WORKFORCE_WEBHOOK_SECRET` is unset. Local trials only. */
+export const DEMO_SECRET = 'whsec_demo_bG9jYWwtdHJpYWxzLW9ubHktbm90LWEtcmVhbC1zZWNyZXQ';
+
+/** Options of `createExampleApp`. */
+export interface ExampleOptions {
+  /** Default: `WORKFORCE_WEBHOOK_SECRET`, else `DEMO_SECRET`. */
+  readonly secret?: string;
+  /** Where the handlers report what they did. Default `console.log`. */
+  readonly log?: (line: string) => void;
+}
+
+/**
+ * Builds the example app: the webhook route, and the rest of an app whose JSON routes read bodies as usual.
+ * @example
+ * const { app, receiver } = createExampleApp({ secret: 'whsec_test', log: (line) => lines.push(line) });
+ */
+export function createExampleApp({
+  secret = process.env.WORKFORCE_WEBHOOK_SECRET ?? DEMO_SECRET,
+  log = console.log,
+}: ExampleOptions = {}): { readonly app: Hono; readonly receiver: Receiver } {
+  const receiver = createReceiver({ secret });
+  receiver.on('leave.approved', (event) => {
+    // Leave dates are calendar dates: keep the day as sent, never a local-zone Date.
+    const { employeeId, startDate, endDate } = event.data;
+    log(`calendar: block ${employeeId} ${startDate.slice(0, 10)}..${endDate.slice(0, 10)}`);
+  });
+  receiver.onAny((event) => log(`audit: ${event.type} ${event.id}`));
+  receiver.onError((error, event) =>
+    log(`error: ${event?.type ?? 'delivery'} ${event?.id ?? ''}: ${String(error)}`),
+  );
+
+  const app = new Hono();
+  // No validator or body-reading middleware on this route: Hono caches the first read of a body, and a
+  // `c.req.json()` before the handler leaves only re-serialised JSON, which no signature covers.
+  app.post('/webhooks/workforce', createHonoHandler(receiver));
+  app.post('/api/echo', async (c) => c.json(await c.req.json()));
+  return { app, receiver };
+}
+
+// Listen only when run directly (on Node), so tests can import the factory. On Bun or Workers, export the app:
+// `export default createExampleApp().app` (Workers hand queued work to `c.executionCtx.waitUntil`).
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const { app, receiver } = createExampleApp();
+  const server = serve({ fetch: app.fetch, port: Number(process.env.PORT ?? 3000) }, (info) => {
+    console.log(`workforce-webhooks example listening on http://localhost:${info.port}/webhooks/workforce`);
+  });
+  const shutdown = async (): Promise<void> => {
+    // New deliveries get 503 (the sender retries them) while accepted ones finish; then the server stops.
+    await receiver.close();
+    server.close();
+  };
+  process.once('SIGINT', shutdown);
+  process.once('SIGTERM', shutdown);
+}
