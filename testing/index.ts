@@ -71,3 +71,16 @@ export async function createSignedDelivery<T extends string>(
     toRequest: (url) => new Request(url, { method: 'POST', headers, body }),
   };
 }
+
+export {
+  createMockService,
+  DEFAULT_RETRY_SCHEDULE_MS,
+  type DeliveryAttempt,
+  type DeliveryFaults,
+  type Emission,
+  type EmitOptions,
+  type MockService,
+  type MockServiceOptions,
+  type MockState,
+  type Subscription,
+} from './mock-service/index.js';

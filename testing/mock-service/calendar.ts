@@ -1,0 +1,52 @@
+// Calendar arithmetic on `YYYY-MM-DD` strings in UTC, so the mock's dates never move with the local zone.
+import { WEEKDAYS } from '../../api/statuses.js';
+
+/**
+ * The date `days` after `date` (negative: before).
+ * @example
+ * addDays('2026-02-27', 2) // '2026-03-01'
+ */
+export function addDays(date: string, days: number): string {
+  const at = new Date(`${date}T00:00:00Z`);
+  at.setUTCDate(at.getUTCDate() + days);
+  return at.toISOString().slice(0, 10);
+}
+
+/**
+ * The weekday name of a date.
+ * @example
+ * weekday('2026-03-02') // 'Monday'
+ */
+export function weekday(date: string): string {
+  return WEEKDAYS[new Date(`${date}T00:00:00Z`).getUTCDay()]!;
+}
+
+/**
+ * True on Saturday and Sunday.
+ * @example
+ * isWeekend('2026-03-07') // true
+ */
+export function isWeekend(date: string): boolean {
+  const day = new Date(`${date}T00:00:00Z`).getUTCDay();
+  return day === 0 || day === 6;
+}
+
+/**
+ * Every date from `start` to `end`, both included.
+ * @example
+ * eachDay('2026-03-01', '2026-03-03') // ['2026-03-01', '2026-03-02', '2026-03-03']
+ */
+export function eachDay(start: string, end: string): string[] {
+  const days: string[] = [];
+  for (let day = start; day <= end; day = addDays(day, 1)) days.push(day);
+  return days;
+}
+
+/**
+ * A leave date as the service writes it: the calendar date with time `00:00:00` and no zone.
+ * @example
+ * leaveDate('2026-03-02') // '2026-03-02T00:00:00'
+ */
+export function leaveDate(date: string): string {
+  return `${date}T00:00:00`;
+}

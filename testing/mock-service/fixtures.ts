@@ -1,0 +1,403 @@
+// The mock's fixture data: two organisations, deterministic for a given "today", built through the rules.
+import { addDays, isWeekend } from './calendar.js';
+import { clockIn, mockId, runAbsenceReport } from './rules.js';
+import type { EmployeeRow, LeaveTypeRow, MockState } from './state.js';
+
+/** The API keys of the fixtures: organisation, permissions. */
+export const FIXTURE_KEYS = {
+  full: 'wf_test_full_access',
+  leave: 'wf_test_leave_only',
+  attendance: 'wf_test_attendance_only',
+  people: 'wf_test_people_only',
+  otherOrganization: 'wf_test_other_organization',
+} as const;
+
+/** The second organisation, whose data the first one's keys must never reach. */
+export const OTHER_ORGANIZATION_ID: string = mockId(0, 2);
+
+const NAMES = [
+  ['Ada', 'Okafor', 'Engineer'],
+  ['Tunde', 'Bello', 'Engineer'],
+  ['Chioma', 'Eze', 'Designer'],
+  ['Kwame', 'Mensah', 'Sales Lead'],
+  ['Amara', 'Nwosu', 'Account Manager'],
+  ['Oliver', 'Smith', 'Operations Manager'],
+  ['Grace', 'Hughes', 'Analyst'],
+  ['Sam', 'Patel', 'Support Engineer'],
+] as const;
+const STATUS_CYCLE = [2, 0, 1, 3, 2, 4, 5, 2, 0, 2];
+const EXCEPTION_CYCLE = ['Approved', 'Pending', 'Approved', 'Rejected', 'Cancelled', 'Approved'] as const;
+const TYPE_CYCLE = ['ExcusedAbsence', 'DayOffGranted', 'RemoteDay'] as const;
+
+function leaveType(n: number, org: string, fields: Partial<LeaveTypeRow>, year: number): LeaveTypeRow {
+  return {
+    id: mockId(0x1ea7, n),
+    organizationId: org,
+    name: '',
+    description: '',
+    maxLeaveDays: 10,
+    carryForward: { maxCarryForwardLimit: 0, expirationDate: 2 },
+    eligibilityCriteria: 0,
+    requiresDocument: false,
+    requiredDocument: [],
+    isActive: true,
+    created: `${year - 2}-01-10T08:00:00.000Z`,
+    lastModified: `${year - 1}-12-01T08:00:00.000Z`,
+    ...fields,
+  };
+}
+
+/**
+ * Builds the fixtures for a given today (`YYYY-MM-DD`): leave across this year, attendance and reports for
+ * the last ten working days, today's clock-ins still waiting for the absence report.
+ * @example
+ * const state = createFixtures('2026-06-15');
+ */
+export function createFixtures(today: string): MockState {
+  const year = Number(today.slice(0, 4));
+  // mockId(0, 1) is the test kit's TEST_ORGANIZATION_ID: deliveries from createSignedDelivery match the mock.
+  const [org, other] = [mockId(0, 1), OTHER_ORGANIZATION_ID];
+  const [co1, co2, co3] = [mockId(0xc0, 1), mockId(0xc0, 2), mockId(0xc0, 3)];
+  const [eng, sales, ops, otherDept] = [1, 2, 3, 4].map((n) => mockId(0xde, n)) as [
+    string,
+    string,
+    string,
+    string,
+  ];
+  const [platform, mobile] = [mockId(0x0e17, 1), mockId(0x0e17, 2)];
+  const state: MockState = {
+    countries: { 1: 'Nigeria', 2: 'Ghana', 3: 'United Kingdom', 4: 'Kenya' },
+    apiKeys: [
+      { key: FIXTURE_KEYS.full, organizationId: org, permissions: ['Leave: View', 'Attendance: View'] },
+      { key: FIXTURE_KEYS.leave, organizationId: org, permissions: ['Leave: View'] },
+      { key: FIXTURE_KEYS.attendance, organizationId: org, permissions: ['Attendance: View'] },
+      { key: FIXTURE_KEYS.people, organizationId: org, permissions: ['Employee Management: View'] },
+      {
+        key: FIXTURE_KEYS.otherOrganization,
+        organizationId: other,
+        permissions: ['Leave: View', 'Attendance: View'],
+      },
+    ],
+    organizations: [
+      { id: org, name: 'Acme Workforce Ltd', countryId: 1 },
+      { id: other, name: 'Other Org Ltd', countryId: 4 },
+    ],
+    companies: [
+      { id: co1, organizationId: org, name: 'Acme Lagos', countryId: 1, officeCountryIds: [2] },
+      { id: co2, organizationId: org, name: 'Acme London', countryId: 3, officeCountryIds: [] },
+      { id: co3, organizationId: other, name: 'Other Nairobi', countryId: 4, officeCountryIds: [] },
+    ],
+    departments: [
+      {
+        id: eng,
+        companyId: co1,
+        name: 'Engineering',
+        units: [
+          { id: platform, name: 'Platform' },
+          { id: mobile, name: 'Mobile' },
+        ],
+      },
+      { id: sales, companyId: co1, name: 'Sales', units: [] },
+      { id: ops, companyId: co2, name: 'Operations', units: [] },
+      { id: otherDept, companyId: co3, name: 'Finance', units: [] },
+    ],
+    employees: [],
+    leaveTypes: [
+      leaveType(
+        1,
+        org,
+        {
+          name: 'Annual Leave',
+          description: 'Paid time off',
+          maxLeaveDays: 20,
+          carryForward: { maxCarryForwardLimit: 5, expirationDate: 2 },
+        },
+        year,
+      ),
+      leaveType(
+        2,
+        org,
+        {
+          name: 'Sick Leave',
+          description: 'Illness, with a note',
+          maxLeaveDays: 10,
+          requiresDocument: true,
+          requiredDocument: [
+            {
+              id: mockId(0xd0c, 1),
+              name: 'Medical note',
+              document: 'https://files.example.com/templates/medical-note.pdf',
+            },
+          ],
+        },
+        year,
+      ),
+      leaveType(
+        3,
+        org,
+        {
+          name: 'Study Leave',
+          description: 'Exams and courses',
+          maxLeaveDays: 5,
+          eligibilityCriteria: 1,
+          companyId: co1,
+        },
+        year,
+      ),
+      leaveType(
+        4,
+        org,
+        {
+          name: 'Compassionate Leave',
+          description: 'Bereavement',
+          maxLeaveDays: 3,
+          eligibilityCriteria: 2,
+          companyId: co2,
+        },
+        year,
+      ),
+      leaveType(
+        5,
+        org,
+        {
+          name: 'Sabbatical',
+          description: 'Retired scheme',
+          maxLeaveDays: 30,
+          eligibilityCriteria: 4,
+          isActive: false,
+        },
+        year,
+      ),
+      leaveType(6, other, { name: 'Annual Leave', description: 'Paid time off', maxLeaveDays: 21 }, year),
+    ],
+    leaveRequests: [],
+    balances: [],
+    attendance: [],
+    exceptions: [],
+    holidays: [
+      {
+        id: mockId(0x401, 1),
+        organizationId: org,
+        name: "Founders' Day",
+        date: `${year - 3}-06-12`,
+        isRecurring: true,
+      },
+      {
+        id: mockId(0x401, 2),
+        organizationId: org,
+        name: 'Year-end closure',
+        date: `${year}-12-24`,
+        isRecurring: false,
+        companyId: co1,
+      },
+      {
+        id: mockId(0x401, 3),
+        organizationId: org,
+        name: 'London office day',
+        date: `${year - 1}-09-04`,
+        isRecurring: true,
+        companyId: co2,
+      },
+      {
+        id: mockId(0x401, 4),
+        organizationId: org,
+        name: 'Census day',
+        date: `${year - 1}-11-11`,
+        isRecurring: false,
+      },
+      {
+        id: mockId(0x401, 5),
+        organizationId: org,
+        name: 'Office move',
+        date: workingDayBefore(today, 4),
+        isRecurring: false,
+        companyId: co1,
+      },
+      {
+        id: mockId(0x401, 6),
+        organizationId: other,
+        name: 'Other Org day',
+        date: `${year}-05-05`,
+        isRecurring: false,
+      },
+    ],
+    publicHolidays: [
+      { name: "New Year's Day", monthDay: '01-01', days: 1, countryId: 1 },
+      { name: 'Independence Day', monthDay: '10-01', days: 1, countryId: 1 },
+      { name: 'Christmas', monthDay: '12-25', days: 2, countryId: 1 },
+      { name: 'Independence Day', monthDay: '03-06', days: 1, countryId: 2 },
+      { name: "New Year's Day", monthDay: '01-01', days: 1, countryId: 3 },
+      { name: 'Christmas', monthDay: '12-25', days: 2, countryId: 3 },
+      { name: 'Madaraka Day', monthDay: '06-01', days: 1, countryId: 4 },
+    ],
+    reports: [],
+  };
+  NAMES.forEach(([firstName, lastName, jobRole], i) => {
+    const department = [eng, eng, eng, sales, sales, ops, ops, eng][i]!;
+    state.employees.push(
+      employee(i + 1, org, department === ops ? co2 : co1, department, firstName, lastName, jobRole, i),
+    );
+  });
+  state.employees.push(employee(9, other, co3, otherDept, 'Wanjiru', 'Kamau', 'Accountant', 0));
+  state.employees[0] = { ...state.employees[0]!, unitId: platform };
+  state.employees[1] = { ...state.employees[1]!, unitId: mobile };
+  const ours = state.employees.filter((e) => e.organizationId === org);
+  for (let i = 0; i < 30; i++) {
+    const who = ours[i % ours.length]!;
+    const typeIndex = who.companyId === co2 ? [0, 1, 3][i % 3]! : [0, 1, 2][i % 3]!;
+    let start = addDays(`${year}-01-05`, i * 11);
+    while (isWeekend(start)) start = addDays(start, 1);
+    state.leaveRequests.push({
+      id: mockId(0x1eae, i + 1),
+      employeeId: who.id,
+      leaveTypeId: state.leaveTypes[typeIndex]!.id,
+      startDate: start,
+      endDate: addDays(start, i % 4),
+      statusId: STATUS_CYCLE[i % STATUS_CYCLE.length]!,
+      comments: i % 3 === 1 ? 'Doctor says rest' : `Request ${i + 1}`,
+      requestedOn: `${addDays(start, -14)}T09:${String(i).padStart(2, '0')}:00.000Z`,
+      documents:
+        typeIndex === 1
+          ? [
+              {
+                id: mockId(0xd0c, 10 + i),
+                name: 'note.pdf',
+                mime: 'application/pdf',
+                document: `https://files.example.com/leave/${i}.pdf`,
+                storage: 0,
+              },
+              {
+                id: mockId(0xd0c, 50 + i),
+                name: 'scan.png',
+                mime: 'image/png',
+                document: 'private',
+                storage: 1,
+              },
+            ]
+          : [],
+      relieverIds: [ours[(i + 1) % ours.length]!.id],
+      handoffNote: `Handover notes for request ${i + 1}`,
+    });
+  }
+  state.leaveRequests.push({
+    id: mockId(0x1eae, 99),
+    employeeId: state.employees[8]!.id,
+    leaveTypeId: state.leaveTypes[5]!.id,
+    startDate: `${year}-02-02`,
+    endDate: `${year}-02-03`,
+    statusId: 0,
+    comments: 'Other org',
+    requestedOn: `${year}-01-20T10:00:00.000Z`,
+    documents: [],
+    relieverIds: [],
+    handoffNote: '',
+  });
+  // Balances are set up for annual leave only: the other pairs show the full allowance (spec rule 1).
+  for (const e of ours)
+    state.balances.push({ employeeId: e.id, leaveTypeId: state.leaveTypes[0]!.id, totalDays: 20 });
+  addExceptions(state, ours, today);
+  for (let d = 10; d >= 1; d--) {
+    const day = workingDayBefore(today, d);
+    ours.forEach((e, i) => {
+      if ((i * 7 + d) % 9 === 0) return; // no clock-in: the report decides (Absent, Leave, Holiday, Excused)
+      clockIn(state, e, day, (i * 3 + d) % 8 === 0 ? '09:20:00' : '08:45:00', '17:30:00');
+    });
+    runAbsenceReport(state, org, day, `${day}T19:00:00.000Z`);
+  }
+  ours.slice(0, 4).forEach((e, i) => {
+    clockIn(state, e, today, i === 3 ? '09:05:00' : '08:50:00');
+  });
+  return state;
+}
+
+function employee(
+  n: number,
+  org: string,
+  companyId: string,
+  departmentId: string,
+  firstName: string,
+  lastName: string,
+  jobRole: string,
+  i: number,
+): EmployeeRow {
+  return {
+    id: mockId(0xe0, n),
+    organizationId: org,
+    companyId,
+    departmentId,
+    firstName,
+    lastName,
+    jobRole,
+    email: `${firstName}.${lastName}@example.com`.toLowerCase(),
+    workMode: (['Onsite', 'Hybrid', 'Remote'] as const)[i % 3]!,
+    trackingMethod: i === 4 ? 'AttendanceOnly' : 'ClockInClockOut',
+  };
+}
+
+function workingDayBefore(today: string, count: number): string {
+  let day = today;
+  for (let left = count; left > 0; ) {
+    day = addDays(day, -1);
+    if (!isWeekend(day)) left--;
+  }
+  return day;
+}
+
+function addExceptions(state: MockState, ours: EmployeeRow[], today: string): void {
+  const hr = 'Helen Ruiz';
+  for (let i = 0; i < 20; i++) {
+    const start = addDays(workingDayBefore(today, 9), i * 2 - 8);
+    const status = EXCEPTION_CYCLE[i % EXCEPTION_CYCLE.length]!;
+    state.exceptions.push({
+      id: mockId(0xe8c, i + 1),
+      employeeId: ours[(i * 3) % ours.length]!.id,
+      startDate: start,
+      endDate: addDays(start, i % 3 === 0 ? 1 : 0),
+      ...(i % 7 === 3 ? { halfDay: 'FirstHalf' as const } : {}),
+      type: TYPE_CYCLE[i % TYPE_CYCLE.length]!,
+      isPaid: i % 4 !== 1,
+      status,
+      requiresApproval: i % 5 === 2,
+      createdByName: hr,
+      created: `${addDays(start, -3)}T10:00:00.000Z`,
+      ...(status === 'Approved'
+        ? { approvedByName: hr, approvedAt: `${addDays(start, -2)}T10:00:00.000Z` }
+        : {}),
+      ...(status === 'Rejected' ? { rejectedAt: `${addDays(start, -2)}T10:00:00.000Z` } : {}),
+      ...(status === 'Cancelled' ? { cancelledAt: `${addDays(start, -1)}T10:00:00.000Z` } : {}),
+    });
+  }
+  // A bulk closure: one batch, one approval, everyone in London.
+  const batchId = mockId(0xba7c, 1);
+  const closure = addDays(today, 10);
+  state.exceptions.push(
+    ...ours
+      .filter((e) => e.companyId === state.companies[1]!.id)
+      .map((e, i) => ({
+        id: mockId(0xe8c, 100 + i),
+        employeeId: e.id,
+        startDate: closure,
+        endDate: closure,
+        type: 'CompanyClosure' as const,
+        isPaid: true,
+        status: 'Pending' as const,
+        requiresApproval: false,
+        batchId,
+        createdByName: hr,
+        created: `${today}T08:00:00.000Z`,
+      })),
+  );
+  const otherEmployee = state.employees.find((e) => e.organizationId === OTHER_ORGANIZATION_ID)!;
+  state.exceptions.push({
+    id: mockId(0xe8c, 900),
+    employeeId: otherEmployee.id,
+    startDate: today,
+    endDate: today,
+    type: 'RemoteDay',
+    isPaid: true,
+    status: 'Approved',
+    requiresApproval: false,
+    createdByName: 'Other HR',
+    created: `${today}T07:00:00.000Z`,
+  });
+}

@@ -1,0 +1,166 @@
+// createMockService: a local Workforce Service on loopback, its read API over fixtures and its webhook sender.
+import type { AddressInfo } from 'node:net';
+import { CURRENT_API_VERSION } from '../../src/envelope.js';
+import type { WorkforceEvent } from '../../src/types.js';
+import { createApiServer } from './api-server.js';
+import { createFixtures, FIXTURE_KEYS } from './fixtures.js';
+import { mockId } from './rules.js';
+import {
+  createSender,
+  type DeliveryAttempt,
+  type DeliveryFaults,
+  type SenderOptions,
+  type Subscription,
+} from './sender.js';
+import type { MockState } from './state.js';
+import * as triggers from './triggers.js';
+
+/** Options of `createMockService`. */
+export interface MockServiceOptions extends SenderOptions {
+  /** Port of the read API; default 0 (a free one). It listens on 127.0.0.1. */
+  readonly port?: number;
+  /** The mock's today, `YYYY-MM-DD`; default today in UTC. The fixtures are built around it. */
+  readonly today?: string;
+  /** The clock of the rate limit and of event times, in milliseconds like `Date.now`. */
+  readonly now?: () => number;
+  /** Requests per key per minute; default 300 (spec "Limits"). */
+  readonly rateLimit?: number;
+}
+
+/** What a state change sent: the event and the first attempt to each subscription. */
+export interface Emission {
+  readonly event: WorkforceEvent;
+  readonly attempts: readonly DeliveryAttempt[];
+}
+
+/** Per-emission options. */
+export interface EmitOptions {
+  readonly faults?: DeliveryFaults;
+}
+
+/** A running mock service. */
+export interface MockService {
+  /** The spec's `{base_url}`: give it to `createApiClient`. */
+  readonly baseUrl: string;
+  /** Keys of the main organisation (`full`, `leave`, `attendance`, `people`) and of another one. */
+  readonly apiKeys: typeof FIXTURE_KEYS;
+  readonly organizationId: string;
+  /** The data behind the API; read it to pick ids for tests. */
+  readonly state: MockState;
+  /** Adds a webhook endpoint (at most 10); the secret defaults to a fresh `whsec_...`. */
+  subscribe(
+    url: string,
+    options?: { readonly secret?: string; readonly events?: readonly string[] },
+  ): Subscription;
+  unsubscribe(id: string): boolean;
+  /** Sends any event to every subscription that chose it. */
+  emit(type: string, data: Record<string, unknown>, options?: EmitOptions): Promise<Emission>;
+  /** The settings page's Test action: a `webhook.test` event. */
+  sendTest(options?: EmitOptions): Promise<Emission>;
+  approveLeave(id: string, options?: EmitOptions): Promise<Emission>;
+  rejectLeave(id: string, options?: EmitOptions): Promise<Emission>;
+  cancelLeave(id: string, options?: EmitOptions): Promise<Emission>;
+  approveException(id: string, options?: EmitOptions): Promise<Emission>;
+  /** Runs the absence report of a day (default today) and sends `attendance.absence_report.completed`. */
+  completeAbsenceReport(date?: string, options?: EmitOptions): Promise<Emission>;
+  /** Every delivery attempt so far, retries included. */
+  readonly deliveries: readonly DeliveryAttempt[];
+  /** Resolves when no delivery is in flight or waiting for a retry. */
+  settled(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a local Workforce Service: the read API on loopback over fixture data, and a sender of signed deliveries.
+ * @example
+ * const mock = await createMockService();
+ * const { secret } = mock.subscribe('http://127.0.0.1:3000/webhooks/workforce');
+ * const api = createApiClient({ apiKey: mock.apiKeys.full, baseUrl: mock.baseUrl });
+ * await mock.approveLeave(mock.state.leaveRequests.find((r) => r.statusId === 0)!.id);
+ */
+export async function createMockService(options: MockServiceOptions = {}): Promise<MockService> {
+  const {
+    port = 0,
+    today = new Date().toISOString().slice(0, 10),
+    now = Date.now,
+    rateLimit = 300,
+    ...senderOptions
+  } = options;
+  const state = createFixtures(today);
+  const organizationId = mockId(0, 1);
+  const server = createApiServer({ state, rateLimit, now, today: () => today });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve());
+  });
+  const sender = createSender(senderOptions);
+  const subscriptions: Subscription[] = [];
+
+  const emit = async (
+    type: string,
+    data: Record<string, unknown>,
+    { faults }: EmitOptions = {},
+  ): Promise<Emission> => {
+    const event = {
+      id: crypto.randomUUID(),
+      type,
+      apiVersion: CURRENT_API_VERSION,
+      occurredAt: new Date(now()).toISOString(),
+      organizationId,
+      data,
+    } as WorkforceEvent;
+    return { event, attempts: await sender.deliver(event, subscriptions, faults) };
+  };
+  const emitChange = (change: triggers.Change, options?: EmitOptions): Promise<Emission> =>
+    emit(change.type, change.data, options);
+
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    apiKeys: FIXTURE_KEYS,
+    organizationId,
+    state,
+    subscribe(
+      url,
+      {
+        secret = `whsec_${Buffer.from(crypto.getRandomValues(new Uint8Array(24))).toString('base64url')}`,
+        events,
+      } = {},
+    ) {
+      // Spec "Subscription": at most 10 endpoints. Unlike the service, the mock sends to http and loopback.
+      if (subscriptions.length >= 10)
+        throw new Error('workforce-webhooks mock: an organisation has at most 10 endpoints');
+      if (!/^https?:\/\//.test(url)) throw new Error(`workforce-webhooks mock: ${url} is not an http(s) URL`);
+      const subscription: Subscription = { id: crypto.randomUUID(), url, secret, events: events ?? 'all' };
+      subscriptions.push(subscription);
+      return subscription;
+    },
+    unsubscribe(id) {
+      const index = subscriptions.findIndex((s) => s.id === id);
+      if (index !== -1) subscriptions.splice(index, 1);
+      return index !== -1;
+    },
+    emit,
+    sendTest: (options) => emit('webhook.test', {}, options),
+    approveLeave: async (id, options) => emitChange(triggers.approveLeave(state, id), options),
+    rejectLeave: async (id, options) => emitChange(triggers.rejectLeave(state, id), options),
+    cancelLeave: async (id, options) => emitChange(triggers.cancelLeave(state, id), options),
+    approveException: async (id, options) =>
+      emitChange(triggers.approveException(state, id, new Date(now()).toISOString()), options),
+    completeAbsenceReport: async (date = today, options) =>
+      emitChange(
+        triggers.completeAbsenceReport(state, organizationId, date, new Date(now()).toISOString()),
+        options,
+      ),
+    deliveries: sender.attempts,
+    settled: () => sender.settled(),
+    async close() {
+      sender.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+export type { DeliveryAttempt, DeliveryFaults, Subscription } from './sender.js';
+export { DEFAULT_RETRY_SCHEDULE_MS } from './sender.js';
+export type { MockState } from './state.js';

@@ -1,0 +1,206 @@
+// The mock's webhook sender: signed deliveries exactly as the spec's "Delivery format", retried on failure.
+import { signPayload } from '../../src/signature.js';
+import type { WorkforceEvent } from '../../src/types.js';
+
+/** An endpoint added to the mock, with its signing secret and its event choice. */
+export interface Subscription {
+  readonly id: string;
+  readonly url: string;
+  readonly secret: string;
+  /** `'all'` (Every event) or the selected types. */
+  readonly events: 'all' | readonly string[];
+}
+
+/** Misbehaviour on request: a second copy (new delivery id), a batch sent in reverse, a wrong signature. */
+export interface DeliveryFaults {
+  readonly duplicate?: boolean;
+  /** Events emitted in the same tick are delivered last first. */
+  readonly reorder?: boolean;
+  readonly badSignature?: boolean;
+}
+
+/** One HTTP attempt of a delivery and how the subscriber answered. */
+export interface DeliveryAttempt {
+  readonly eventId: string;
+  readonly type: string;
+  readonly deliveryId: string;
+  readonly subscriptionId: string;
+  /** 1 for the first attempt of this delivery, then 2, 3... on retries. */
+  readonly attempt: number;
+  /** Milliseconds since the epoch when it was sent. */
+  readonly sentAt: number;
+  readonly status?: number;
+  /** The subscriber's answer body (first 500 characters). */
+  readonly body?: string;
+  /** Why it failed without a status: a network error, or no answer within the time limit. */
+  readonly error?: string;
+  readonly durationMs: number;
+  /** True only for a 2xx answer within the time limit (spec: non-2xx, 3xx and slow answers fail). */
+  readonly ok: boolean;
+}
+
+/** Options of `createSender`. */
+export interface SenderOptions {
+  /** Longest wait for an answer; default 10 000 (spec "Limits": answer time). */
+  readonly timeoutMs?: number;
+  /** Waits before each retry, in ms; the spec does not show the schedule, this default spans under two days. */
+  readonly retryScheduleMs?: readonly number[];
+  /** `User-Agent` version: `Svc-Webhooks/<version>`. */
+  readonly version?: string;
+  /** Applied to every delivery, on top of per-delivery faults. */
+  readonly faults?: DeliveryFaults;
+  readonly fetch?: typeof fetch;
+}
+
+/** The default retry waits: 1 min, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, 14 h (about 41.6 h in all, under two days). */
+export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [1, 5, 30, 120, 300, 600, 600, 840].map(
+  (m) => m * 60_000,
+);
+
+/** Sends events to subscriptions and keeps the log of attempts. */
+export interface Sender {
+  /** Delivers to every subscription that chose the event; resolves with each first attempt. */
+  deliver(
+    event: WorkforceEvent,
+    subscriptions: readonly Subscription[],
+    faults?: DeliveryFaults,
+  ): Promise<DeliveryAttempt[]>;
+  readonly attempts: readonly DeliveryAttempt[];
+  /** Resolves when no attempt is in flight or scheduled (use a short retry schedule in tests). */
+  settled(): Promise<void>;
+  /** Cancels scheduled retries. */
+  close(): void;
+}
+
+type Item = {
+  event: WorkforceEvent;
+  targets: readonly Subscription[];
+  faults: DeliveryFaults;
+  done: (a: DeliveryAttempt[]) => void;
+};
+
+/**
+ * Creates the sender the mock service uses.
+ * @example
+ * const sender = createSender({ retryScheduleMs: [50, 100] });
+ */
+export function createSender({
+  timeoutMs = 10_000,
+  retryScheduleMs = DEFAULT_RETRY_SCHEDULE_MS,
+  version = '1.0',
+  faults: always = {},
+  fetch: fetchImpl = globalThis.fetch,
+}: SenderOptions = {}): Sender {
+  const attempts: DeliveryAttempt[] = [];
+  const timers = new Set<ReturnType<typeof setTimeout>>();
+  let busy = 0;
+  const idle: (() => void)[] = [];
+  let batch: Item[] = [];
+  const track = async <T>(work: Promise<T>): Promise<T> => {
+    busy++;
+    try {
+      return await work;
+    } finally {
+      if (--busy === 0 && timers.size === 0) for (const resolve of idle.splice(0)) resolve();
+    }
+  };
+
+  const attempt = async (
+    event: WorkforceEvent,
+    to: Subscription,
+    deliveryId: string,
+    n: number,
+    faults: DeliveryFaults,
+  ): Promise<DeliveryAttempt> => {
+    const body = JSON.stringify(event);
+    // A wrong signature is a valid signature under a secret the subscriber does not hold.
+    const secret = faults.badSignature ? `${to.secret}_wrong` : to.secret;
+    const headers = {
+      'content-type': 'application/json; charset=utf-8',
+      'user-agent': `Svc-Webhooks/${version}`,
+      'svc-event-id': event.id,
+      'svc-event-type': event.type,
+      'svc-delivery-id': deliveryId,
+      'svc-signature': await signPayload({ payload: body, secret }),
+    };
+    const sentAt = Date.now();
+    const base = {
+      eventId: event.id,
+      type: event.type,
+      deliveryId,
+      subscriptionId: to.id,
+      attempt: n,
+      sentAt,
+    };
+    let result: DeliveryAttempt;
+    try {
+      // Spec rule 5: redirects are not followed; a 3xx is a failure like any other non-2xx.
+      const response = await fetchImpl(to.url, {
+        method: 'POST',
+        headers,
+        body,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      const text = (await response.text()).slice(0, 500);
+      const ok = response.status >= 200 && response.status < 300;
+      result = { ...base, status: response.status, body: text, durationMs: Date.now() - sentAt, ok };
+    } catch (error) {
+      const timedOut = (error as Error).name === 'TimeoutError';
+      const reason = timedOut ? `no answer within ${timeoutMs} ms` : String((error as Error).cause ?? error);
+      result = { ...base, error: reason, durationMs: Date.now() - sentAt, ok: false };
+    }
+    attempts.push(result);
+    if (!result.ok && n <= retryScheduleMs.length) {
+      const timer = setTimeout(
+        () => {
+          timers.delete(timer);
+          void track(attempt(event, to, deliveryId, n + 1, faults));
+        },
+        retryScheduleMs[n - 1],
+      );
+      timer.unref?.();
+      timers.add(timer);
+    }
+    return result;
+  };
+
+  const flush = async (items: Item[]): Promise<void> => {
+    const ordered = items.some((i) => i.faults.reorder) ? [...items].reverse() : items;
+    for (const { event, targets, faults, done } of ordered) {
+      const first: DeliveryAttempt[] = [];
+      for (const to of targets) {
+        first.push(await attempt(event, to, crypto.randomUUID(), 1, faults));
+        // A duplicate is a redelivery: same event id, a new delivery id.
+        if (faults.duplicate) first.push(await attempt(event, to, crypto.randomUUID(), 1, faults));
+      }
+      done(first);
+    }
+  };
+
+  return {
+    attempts,
+    deliver(event, subscriptions, faults = {}) {
+      const targets = subscriptions.filter((s) => s.events === 'all' || s.events.includes(event.type));
+      return track(
+        new Promise<DeliveryAttempt[]>((done) => {
+          batch.push({ event, targets, faults: { ...always, ...faults }, done });
+          if (batch.length > 1) return;
+          // Everything emitted in this tick goes out as one batch (in reverse when asked to reorder).
+          setImmediate(() => {
+            const items = batch;
+            batch = [];
+            void flush(items);
+          });
+        }),
+      );
+    },
+    settled: () =>
+      busy === 0 && timers.size === 0 ? Promise.resolve() : new Promise<void>((r) => idle.push(r)),
+    close() {
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      if (busy === 0) for (const resolve of idle.splice(0)) resolve();
+    },
+  };
+}
