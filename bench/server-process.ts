@@ -1,0 +1,49 @@
+// Starting a benchmark server as a child process pinned to the server core, and stopping it.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { pinned, SERVER_CORE, tsNode } from './cpu.js';
+
+/** A running benchmark server. */
+export interface ServerProcess {
+  readonly port: number;
+  readonly child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `bench/servers/<name>.ts <variant>` on the server core and resolves once it listens.
+ * @example
+ * const server = await startServer('node', 'package');
+ */
+export function startServer(
+  name: string,
+  variant: string,
+  { env = {}, nodeArgs = [] }: { env?: Record<string, string>; nodeArgs?: readonly string[] } = {},
+): Promise<ServerProcess> {
+  const [command, args] = pinned(SERVER_CORE, tsNode(`bench/servers/${name}.ts`, [variant], nodeArgs));
+  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const stop = (): Promise<void> =>
+    new Promise((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk;
+      const match = /listening (\d+)/.exec(out);
+      if (match !== null) resolve({ port: Number(match[1]), child, stop });
+    });
+    child.once('exit', (code) =>
+      reject(
+        new Error(
+          `server ${name} ${variant} exited ${code}: ${stderr.trim().split('\n').slice(-3).join(' / ')}`,
+        ),
+      ),
+    );
+  });
+}
