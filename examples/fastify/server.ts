@@ -1,8 +1,10 @@
 // The Fastify quick start as a runnable app: `npx tsx examples/fastify/server.ts`, then send it signed deliveries.
 import { pathToFileURL } from 'node:url';
+// #region imports
 import Fastify, { type FastifyInstance } from 'fastify';
 import { createReceiver, type Receiver } from 'workforce-webhooks';
 import { createFastifyPlugin } from 'workforce-webhooks/fastify';
+// #endregion imports
 
 /** The secret the demo verifies with when `WORKFORCE_WEBHOOK_SECRET` is unset. Local trials only. */
 export const DEMO_SECRET = 'whsec_demo_bG9jYWwtdHJpYWxzLW9ubHktbm90LWEtcmVhbC1zZWNyZXQ';
@@ -24,6 +26,7 @@ export function createExampleApp({
   secret = process.env.WORKFORCE_WEBHOOK_SECRET ?? DEMO_SECRET,
   log = console.log,
 }: ExampleOptions = {}): { readonly app: FastifyInstance; readonly receiver: Receiver } {
+  // #region quickstart
   const receiver = createReceiver({ secret });
   receiver.on('leave.approved', (event) => {
     // Leave dates are calendar dates: keep the day as sent, never a local-zone Date.
@@ -39,6 +42,7 @@ export function createExampleApp({
   // The plugin reads raw bytes in its own scope; JSON routes elsewhere in the app parse as before.
   app.register(createFastifyPlugin(receiver, { path: '/webhooks/workforce' }));
   app.post('/api/echo', async (request) => request.body);
+  // #endregion quickstart
   return { app, receiver };
 }
 

@@ -1,9 +1,11 @@
 // The Hono quick start as a runnable app: `npx tsx examples/hono/server.ts`, then send it signed deliveries.
 import { pathToFileURL } from 'node:url';
+// #region imports
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { createReceiver, type Receiver } from 'workforce-webhooks';
 import { createHonoHandler } from 'workforce-webhooks/hono';
+// #endregion imports
 
 /** The secret the demo verifies with when `WORKFORCE_WEBHOOK_SECRET` is unset. Local trials only. */
 export const DEMO_SECRET = 'whsec_demo_bG9jYWwtdHJpYWxzLW9ubHktbm90LWEtcmVhbC1zZWNyZXQ';
@@ -25,6 +27,7 @@ export function createExampleApp({
   secret = process.env.WORKFORCE_WEBHOOK_SECRET ?? DEMO_SECRET,
   log = console.log,
 }: ExampleOptions = {}): { readonly app: Hono; readonly receiver: Receiver } {
+  // #region quickstart
   const receiver = createReceiver({ secret });
   receiver.on('leave.approved', (event) => {
     // Leave dates are calendar dates: keep the day as sent, never a local-zone Date.
@@ -41,6 +44,7 @@ export function createExampleApp({
   // `c.req.json()` before the handler leaves only re-serialised JSON, which no signature covers.
   app.post('/webhooks/workforce', createHonoHandler(receiver));
   app.post('/api/echo', async (c) => c.json(await c.req.json()));
+  // #endregion quickstart
   return { app, receiver };
 }
 

@@ -1,4 +1,5 @@
 // Next config for the webhook example: answer at the URL itself, never with a redirect.
+// #region config
 import type { NextConfig } from 'next';
 
 const config: NextConfig = {
@@ -8,3 +9,4 @@ const config: NextConfig = {
 };
 
 export default config;
+// #endregion config

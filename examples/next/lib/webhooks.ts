@@ -1,4 +1,5 @@
 // One receiver for the whole app: the secret, the handlers, and warnings that reach the server's output.
+// #region receiver
 import { createReceiver } from 'workforce-webhooks';
 
 export const receiver = createReceiver({
@@ -18,3 +19,4 @@ receiver.on('leave.approved', async (event) => {
     `handled ${event.type} ${event.id} for ${event.data.employeeId} from ${event.data.startDate.slice(0, 10)}`,
   );
 });
+// #endregion receiver
