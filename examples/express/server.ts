@@ -1,8 +1,10 @@
 // The README quick start as a runnable Express app: `npx tsx examples/express/server.ts`, then send it signed deliveries.
 import { pathToFileURL } from 'node:url';
+// #region imports
 import express, { type Express } from 'express';
 import { createReceiver, type Receiver } from 'workforce-webhooks';
 import { createExpressMiddleware } from 'workforce-webhooks/express';
+// #endregion imports
 
 /** The secret the demo verifies with when `WORKFORCE_WEBHOOK_SECRET` is unset. Local trials only. */
 export const DEMO_SECRET = 'whsec_demo_bG9jYWwtdHJpYWxzLW9ubHktbm90LWEtcmVhbC1zZWNyZXQ';
@@ -24,6 +26,7 @@ export function createExampleApp({
   secret = process.env.WORKFORCE_WEBHOOK_SECRET ?? DEMO_SECRET,
   log = console.log,
 }: ExampleOptions = {}): { readonly app: Express; readonly receiver: Receiver } {
+  // #region quickstart
   const receiver = createReceiver({ secret });
 
   receiver.on('leave.approved', async (event, ctx) => {
@@ -47,6 +50,7 @@ export function createExampleApp({
   app.get('/health', (_req, res) => {
     res.json({ ok: true });
   });
+  // #endregion quickstart
   return { app, receiver };
 }
 
