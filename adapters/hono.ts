@@ -1,5 +1,6 @@
 // Hono adapter: the raw bytes of `c.req.raw` (or Hono's cached copy of them), the core's answer, Workers' waitUntil.
 import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { type BodyResult, readRequestBody } from '../src/body.js';
 import type { BodyProblem, Receiver } from '../src/receiver.js';
 
@@ -23,7 +24,8 @@ export function createHonoHandler(
         : { method: raw.method, headers: raw.headers, bodyProblem: body },
     );
     if (response.background !== undefined) keepAlive(c, response.background);
-    return c.body(response.body, response.status as 200, response.headers);
+    // Every answer of the status table carries a JSON body.
+    return c.body(response.body, response.status as ContentfulStatusCode, response.headers);
   };
 }
 
