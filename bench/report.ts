@@ -15,6 +15,8 @@ export interface Target {
   /** The smallest passing value, or the largest when `atMost` is set. */
   readonly goal: number;
   readonly atMost?: boolean;
+  /** How the value reads: a ratio (default) or a plain count. */
+  readonly unit?: 'ratio' | 'count';
 }
 
 /** What a section process hands back to `bench/run.ts`. */
@@ -51,6 +53,15 @@ export function collect(stdout: string): SectionResult | undefined {
  */
 export function met(target: Target): boolean {
   return target.atMost === true ? target.value <= target.goal : target.value >= target.goal;
+}
+
+/**
+ * A target's value or goal as it should read.
+ * @example
+ * show({ name: 'round trips', value: 1, goal: 1, unit: 'count' }, 1) // '1.00'
+ */
+export function show(target: Target, value: number): string {
+  return target.unit === 'count' ? value.toFixed(2) : ratio(value);
 }
 
 /**

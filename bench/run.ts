@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { CAN_PIN, CLIENT_CORE, pinned, SERVER_CORE, tsNode } from './cpu.js';
-import { collect, markdown, met, ratio, type Target } from './report.js';
+import { collect, markdown, met, show, type Target } from './report.js';
 
 const SECTIONS = {
   verify: SERVER_CORE,

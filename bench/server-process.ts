@@ -1,12 +1,22 @@
 // Starting a benchmark server as a child process pinned to the server core, and stopping it.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { pinned, SERVER_CORE, tsNode } from './cpu.js';
 
 /** A running benchmark server. */
 export interface ServerProcess {
   readonly port: number;
   readonly child: ChildProcess;
+  /** CPU time (user + system) the server has used so far, in microseconds. */
+  cpuMicros(): number;
   stop(): Promise<void>;
+}
+
+// utime and stime of /proc/<pid>/stat, in clock ticks (100 a second on Linux). `taskset` execs the server, so the
+// child's pid is the server's. CPU time per request holds still while other work on the machine steals the core.
+function cpuMicros(pid: number | undefined): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
 /**
@@ -36,7 +46,8 @@ export function startServer(
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       out += chunk;
       const match = /listening (\d+)/.exec(out);
-      if (match !== null) resolve({ port: Number(match[1]), child, stop });
+      if (match !== null)
+        resolve({ port: Number(match[1]), child, stop, cpuMicros: () => cpuMicros(child.pid) });
     });
     child.once('exit', (code) =>
       reject(
