@@ -56,9 +56,9 @@ for (const name of only) {
 }
 console.log('### Targets\n');
 for (const target of targets) {
-  const goal = `${target.atMost === true ? '≤' : '≥'} ${ratio(target.goal)}`;
+  const goal = `${target.atMost === true ? '≤' : '≥'} ${show(target, target.goal)}`;
   console.log(
-    `- ${met(target) ? 'met   ' : 'MISSED'} ${target.name}: ${ratio(target.value)} (target ${goal})`,
+    `- ${met(target) ? 'met   ' : 'MISSED'} ${target.name}: ${show(target, target.value)} (target ${goal})`,
   );
 }
 for (const name of failed) console.log(`- MISSED ${name}: the section did not run`);
