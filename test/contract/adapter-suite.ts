@@ -7,20 +7,32 @@ import { inlineScenarios } from './adapter-inline.js';
 import { queueScenarios } from './adapter-queue.js';
 import { verificationScenarios } from './adapter-verification.js';
 
-/** A receiver mounted in a real app listening on loopback. */
+/**
+ * A receiver mounted in a real app listening on loopback.
+ * @example
+ * const app: MountedApp = await listen(http.createServer(createNodeHandler(receiver)));
+ */
 export interface MountedApp {
   /** The full webhook URL, e.g. `http://127.0.0.1:PORT/webhooks/workforce`. */
   readonly url: string;
   close(): Promise<void>;
 }
 
-/** Mounts a receiver with the adapter under test and starts listening on a free loopback port. */
+/**
+ * Mounts a receiver with the adapter under test and starts listening on a free loopback port.
+ * @example
+ * const mount: Mount = async (receiver) => listen(createServer(createNodeHandler(receiver)));
+ */
 export type Mount = (receiver: Receiver) => Promise<MountedApp>;
 
 /** The secret every contract receiver verifies with. */
 export const CONTRACT_SECRET = 'whsec_contract_MfKQ9r3bXyZ2tLp8VnWc';
 
-/** What each scenario module gets: a named test and a fresh receiver mounted for that test. */
+/**
+ * What each scenario module gets: a named test and a fresh receiver mounted for that test.
+ * @example
+ * scenario('GET', async () => { const { url } = await open(); ... });
+ */
 export interface ContractContext {
   scenario(name: ScenarioName, test: () => Promise<void>): void;
   /** A new receiver (memory queue: 3 attempts, 1 ms backoff, unless `queue` is given), mounted; closed after the test. */
@@ -58,7 +70,8 @@ export type ScenarioName = (typeof SCENARIOS)[number];
 
 /**
  * Registers the adapter contract for one adapter: every scenario builds its own receiver, mounts it with `mount`
- * and sends real HTTP over loopback.
+ * and sends real HTTP over loopback. Every answer of every scenario is also checked to be no 3xx and to carry no
+ * handler's error message (`send` in adapter-client.ts).
  * @example
  * describeAdapterContract('node:http', (receiver) => listen(http.createServer(createNodeHandler(receiver))));
  */
