@@ -1,6 +1,6 @@
 // Tests run against the sources: the package's own name and its `#crypto` import resolve to `src/`.
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vitest/config';
+import { defineConfig, type ViteUserConfig } from 'vitest/config';
 
 const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
 
@@ -19,7 +19,7 @@ const crypto = (backend: 'node' | 'web') => ({
   replacement: here(`./src/crypto/${backend}.ts`),
 });
 
-export default defineConfig({
+const config: ViteUserConfig = defineConfig({
   test: {
     projects: [
       {
@@ -52,3 +52,5 @@ export default defineConfig({
     ],
   },
 });
+
+export default config;

@@ -4,7 +4,7 @@ import type { Receiver } from '../src/receiver.js';
 import { readNodeRequest, writeResponse } from './node.js';
 
 const EXPRESS_FIX =
-  "the body was parsed before the webhook route (app.use(express.json()) runs first?). Register the route before it, or give it the raw bytes: app.post('/webhooks/workforce', express.raw({ type: '*/*' }), createExpressMiddleware(receiver))";
+  "the body was parsed before the webhook route (app.use(express.json()) runs first?). Register the route before it, or give it the raw bytes: app.post('/webhooks/workforce', express.raw({ type: '*/*', limit: '1mb' }), createExpressMiddleware(receiver)) (express.raw's own limit is 100kb)";
 
 /**
  * Express middleware (typed on `node:http`, so any Express version fits). Use it as the route's handler.

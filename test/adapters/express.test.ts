@@ -67,7 +67,7 @@ describe('express body parsers', () => {
       const fixes = logger.lines.filter((line) => line.msg?.includes('Fix:'));
       expect(fixes).toHaveLength(1);
       expect(fixes[0]!.level).toBe('error');
-      expect(fixes[0]!.msg).toContain("express.raw({ type: '*/*' })");
+      expect(fixes[0]!.msg).toContain("express.raw({ type: '*/*', limit: '1mb' })");
     });
   }
 
