@@ -1,6 +1,7 @@
 // Next.js adapters: an App Router route handler (`after()` keeps queued work alive) and a Pages Router API route.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as nextServer from 'next/server.js';
+import { createWarnOnce } from '../src/logger.js';
 import type { Receiver } from '../src/receiver.js';
 import { readNodeRequest, writeResponse } from './node.js';
 
@@ -20,7 +21,7 @@ const after: After | undefined =
 export function createNextRouteHandler(
   receiver: Pick<Receiver<unknown>, 'fetch' | 'logger'>,
 ): (request: Request) => Promise<Response> {
-  let warned = false;
+  const warnOnce = createWarnOnce(receiver.logger);
   // On serverless the function may be frozen once the answer is sent: `after()` keeps it up until the work ends.
   const waitUntil = (work: Promise<unknown>): void => {
     try {
@@ -28,9 +29,8 @@ export function createNextRouteHandler(
       after(work);
     } catch (error) {
       // Outside a Next request (a script, a test) there is nothing to hand over to: the process stays up anyway.
-      if (warned) return;
-      warned = true;
-      receiver.logger.warn(
+      warnOnce(
+        'after_unavailable',
         { err: error },
         'workforce-webhooks: after() is unavailable here, so queued work is not kept alive past the answer',
       );
