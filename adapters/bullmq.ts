@@ -41,7 +41,21 @@ export interface BullmqQueueOptions {
 
 const JOB_NAME = 'event';
 const BACKOFF_TYPE = 'workforce-webhooks';
+const SHUTDOWN = 'the receiver closed during this attempt';
 type EventJob = Job<QueuedEvent>;
+
+// True when `ms` pass before `promise` settles.
+async function outlasts(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = await Promise.race([
+    promise.then(() => false),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(resolve, ms, true);
+    }),
+  ]);
+  clearTimeout(timer);
+  return late;
+}
 
 /**
  * The durable queue for several instances: `enqueue` resolves once the job (id = event id) is stored in Redis,
@@ -71,12 +85,17 @@ export function createBullmqQueue({
     if (!Number.isInteger(value) || value < 1)
       throw new ConfigurationError(`queue ${key} must be a positive integer`);
   }
-  const open = (overrides: RedisOptions): Redis =>
-    typeof connection === 'string'
-      ? new Redis(connection, overrides)
-      : connection instanceof Redis
-        ? connection.duplicate(overrides)
-        : new Redis({ ...connection, ...overrides });
+  const open = (overrides: RedisOptions): Redis => {
+    const client =
+      typeof connection === 'string'
+        ? new Redis(connection, overrides)
+        : typeof (connection as Redis).duplicate === 'function' // an ioredis client, of any copy of ioredis
+          ? (connection as Redis).duplicate(overrides)
+          : new Redis({ ...(connection as RedisOptions), ...overrides });
+    // BullMQ reports connection errors through the queue's and worker's 'error' events (logged below).
+    client.on('error', () => {});
+    return client;
+  };
   // The producer fails at once while Redis is away, so the delivery is answered 503 (never 202 without a job).
   const producer = open({ enableOfflineQueue: false, maxRetriesPerRequest: 1 });
   const queue = new Queue<QueuedEvent>(name, {
@@ -92,6 +111,25 @@ export function createBullmqQueue({
   let workerClient: Redis | undefined;
   let hooks: QueueHooks | undefined;
   let closed = false;
+  let closing: Promise<void> | undefined;
+
+  // Waits up to `timeoutMs` for running attempts, then aborts them. With Redis unreachable BullMQ's graceful close
+  // would wait for it, so it is forced: running jobs stay stored and another instance takes them over later.
+  const shutDown = async (timeoutMs: number): Promise<void> => {
+    closed = true;
+    const reachable = workerClient?.status === 'ready';
+    if (!reachable) worker?.cancelAllJobs(SHUTDOWN);
+    const settled = Promise.allSettled([worker?.close(!reachable), queue.close()]);
+    if (await outlasts(settled, timeoutMs)) {
+      worker?.cancelAllJobs(SHUTDOWN);
+      await outlasts(settled, timeoutMs);
+    }
+    await Promise.all(
+      [producer, workerClient].map((client) =>
+        client?.status === 'ready' ? client.quit().catch(() => client.disconnect()) : client?.disconnect(),
+      ),
+    );
+  };
 
   const usable = (): Promise<void> => {
     if (producer.status === 'ready') return Promise.resolve();
@@ -203,27 +241,9 @@ export function createBullmqQueue({
       await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
       return true;
     },
-    async close({ timeoutMs = 10_000 } = {}) {
-      if (closed) return;
-      closed = true;
-      if (worker !== undefined) {
-        const draining = worker.close();
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const late = await Promise.race([
-          draining.then(() => false),
-          new Promise<boolean>((resolve) => {
-            timer = setTimeout(resolve, timeoutMs, true);
-          }),
-        ]);
-        clearTimeout(timer);
-        // Still running at the deadline: abort them; each attempt fails and stays stored for a later retry.
-        if (late) worker.cancelAllJobs('the receiver closed during this attempt');
-        await draining;
-      }
-      await queue.close();
-      await Promise.all(
-        [producer, workerClient].map((client) => client?.quit().catch(() => client.disconnect())),
-      );
+    close({ timeoutMs = 10_000 } = {}) {
+      closing ??= shutDown(timeoutMs);
+      return closing;
     },
   };
 }

@@ -1,0 +1,194 @@
+// The BullMQ queue on a real redis-server: stored before the 202, one job per event, connections, retention, outages.
+import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  createMemoryQueue,
+  createMemoryStore,
+  createReceiver,
+  type EventQueue,
+  type Receiver,
+  silentLogger,
+} from 'workforce-webhooks';
+import { createBullmqQueue } from 'workforce-webhooks/bullmq';
+import { createRedisStore } from 'workforce-webhooks/redis';
+import { createSignedDelivery } from 'workforce-webhooks/testing';
+import { queuedEvent } from '../contract/queue-suite.js';
+import { connectRedis, redisUrl, uniqueName } from '../setup/redis-helpers.js';
+
+const secret = 'whsec_bullmq_queue_test';
+const encoder = new TextEncoder();
+
+const toClose: { close(options?: { timeoutMs?: number }): Promise<void> }[] = [];
+afterEach(async () => {
+  await Promise.all(toClose.splice(0).map((each) => each.close({ timeoutMs: 2000 })));
+});
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+async function deliver(receiver: Receiver, id: string = crypto.randomUUID()) {
+  const delivery = await createSignedDelivery({ secret, type: 'leave.approved', id });
+  return receiver.handle({ method: 'POST', headers: delivery.headers, body: encoder.encode(delivery.body) });
+}
+
+async function unusedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe.skipIf(!redisUrl)('createBullmqQueue', () => {
+  it('answers 202 only once the job, with the event id as its id, is stored in Redis', async () => {
+    const name = uniqueName('stored');
+    const gate = deferred();
+    let runs = 0;
+    const receiver = createReceiver({
+      secret,
+      store: createRedisStore({ client: connectRedis(), prefix: `${name}:` }),
+      queue: createBullmqQueue({ connection: connectRedis(), name }),
+    }).on('leave.approved', async () => {
+      runs++;
+      await gate.promise;
+    });
+    toClose.push(receiver);
+    const id = crypto.randomUUID();
+    const answer = await deliver(receiver, id);
+    expect(answer.status).toBe(202);
+    // Checked with a plain client right after the answer: the job hash is there, holding the event.
+    const raw = connectRedis();
+    const stored = await raw.hget(`bull:${name}:${id}`, 'data');
+    expect(JSON.parse(stored ?? 'null')?.event?.id).toBe(id);
+    expect(await raw.get(`${name}:${id}`)).toBe('done');
+    gate.resolve();
+    await expect.poll(() => raw.zscore(`bull:${name}:completed`, id)).not.toBeNull();
+    expect((await deliver(receiver, id)).status).toBe(200);
+    expect(runs).toBe(1);
+  });
+
+  it('keeps one job per event: the same event enqueued on two instances runs once', async () => {
+    const name = uniqueName('one-job');
+    let runs = 0;
+    const queues = [0, 1].map(() => createBullmqQueue({ connection: connectRedis(), name }));
+    for (const queue of queues) {
+      toClose.push(queue);
+      queue.start({ logger: silentLogger, onDeadLetter: async () => {}, process: async () => void runs++ });
+    }
+    const job = queuedEvent();
+    await Promise.all(queues.map((queue) => queue.enqueue(job)));
+    await queues[0]!.enqueue(job);
+    const raw = connectRedis();
+    await expect.poll(() => raw.zscore(`bull:${name}:completed`, job.event.id)).not.toBeNull();
+    await queues[1]!.enqueue(job); // completed jobs are kept: a late redelivery still finds it
+    await expect.poll(() => raw.zscore(`bull:${name}:completed`, job.event.id)).not.toBeNull();
+    expect(runs).toBe(1);
+  });
+
+  it('keeps completed jobs for the dedupe window and failed jobs until replayed', async () => {
+    const name = uniqueName('retention');
+    const queue = createBullmqQueue({
+      connection: connectRedis(),
+      name,
+      attempts: 1,
+      keepCompletedMs: 48 * 3600_000,
+    });
+    toClose.push(queue);
+    const dead = deferred();
+    queue.start({
+      logger: silentLogger,
+      onDeadLetter: async () => dead.resolve(),
+      process: async (job) => {
+        if (job.deliveryId === 'fail') throw new Error('down');
+      },
+    });
+    const ok = queuedEvent();
+    const failing = queuedEvent({ deliveryId: 'fail' });
+    await queue.enqueue(ok);
+    await queue.enqueue(failing);
+    await dead.promise;
+    const raw = connectRedis();
+    const opts = JSON.parse((await raw.hget(`bull:${name}:${ok.event.id}`, 'opts')) ?? '{}');
+    expect(opts.removeOnComplete).toEqual({ age: 48 * 3600 });
+    expect(
+      JSON.parse((await raw.hget(`bull:${name}:${failing.event.id}`, 'opts')) ?? '{}').removeOnFail,
+    ).toBe(false);
+    expect((await queue.deadLetters()).map((l) => l.event.id)).toEqual([failing.event.id]);
+  });
+
+  it('connects from a URL or from options, and never closes nor changes the client it was given', async () => {
+    const client = connectRedis();
+    const url = new URL(redisUrl);
+    const forms = [redisUrl, { host: url.hostname, port: Number(url.port) }, client];
+    for (const connection of forms) {
+      const done = deferred();
+      const queue = createBullmqQueue({ connection, name: uniqueName('forms') });
+      queue.start({
+        logger: silentLogger,
+        onDeadLetter: async () => {},
+        process: async () => done.resolve(),
+      });
+      await queue.enqueue(queuedEvent());
+      await done.promise;
+      await queue.close();
+    }
+    expect(client.status).toBe('ready');
+    expect(client.options.maxRetriesPerRequest).toBe(1);
+    expect(await client.ping()).toBe('PONG');
+  });
+
+  it('mixes freely with the memory parts', async () => {
+    const name = uniqueName('mix');
+    const runs: string[] = [];
+    const receivers = [
+      createReceiver({ secret, store: createRedisStore({ client: connectRedis(), prefix: `${name}:` }) }),
+      createReceiver({
+        secret,
+        store: createMemoryStore(),
+        queue: createBullmqQueue({ connection: redisUrl, name }),
+      }),
+    ];
+    for (const [i, receiver] of receivers.entries()) {
+      toClose.push(receiver);
+      receiver.on('leave.approved', (event) => void runs.push(`${i}:${event.id}`));
+    }
+    const ids = [crypto.randomUUID(), crypto.randomUUID()];
+    expect((await deliver(receivers[0]!, ids[0])).status).toBe(202);
+    expect((await deliver(receivers[1]!, ids[1])).status).toBe(202);
+    await expect.poll(() => runs.sort()).toEqual([`0:${ids[0]}`, `1:${ids[1]}`].sort());
+  });
+
+  it('refuses at once with 503 when Redis cannot be reached, and releases the claim', async () => {
+    const queue: EventQueue = createBullmqQueue({ connection: `redis://127.0.0.1:${await unusedPort()}` });
+    const receiver = createReceiver({ secret, store: createMemoryStore(), queue, logger: silentLogger });
+    receiver.on('leave.approved', () => {});
+    toClose.push(receiver);
+    const id = crypto.randomUUID();
+    for (let i = 0; i < 2; i++) {
+      // The second answer is 503 again, not 409: the first delivery's claim was given back.
+      const answer = await deliver(receiver, id);
+      expect(answer.status).toBe(503);
+      expect(JSON.parse(answer.body)).toEqual({ error: 'queue_unavailable' });
+      expect(answer.headers['retry-after']).toBeDefined();
+    }
+  });
+
+  it('refuses options it cannot work with', () => {
+    expect(() => createBullmqQueue({} as never)).toThrow(/needs `connection`/);
+    const lazy = new Redis(redisUrl, { lazyConnect: true });
+    expect(() => createBullmqQueue({ connection: lazy, concurrency: 0 })).toThrow(/concurrency/);
+    lazy.disconnect();
+  });
+});
+
+describe('createMemoryQueue stays the default', () => {
+  it('is what a receiver uses without a queue option', () => {
+    expect(createMemoryQueue()).toBeDefined();
+  });
+});
