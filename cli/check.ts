@@ -1,0 +1,89 @@
+// `workforce-webhooks check`: a running endpoint against the spec's receiver rules, as a pass/fail table.
+import type { CheckResult } from './checks.js';
+import { runChecks } from './checks.js';
+import { type CliIo, integer, parse, required, UsageError } from './io.js';
+
+/** Help text of `check`. */
+export const CHECK_USAGE = `Usage: workforce-webhooks check --url <url> --secret <whsec_...> [--timeout-ms 10000]
+
+Checks a running endpoint against the Workforce Service's receiver rules, with real signed deliveries:
+  - a forged and a stale signature are answered 400
+  - a valid delivery is answered 2xx within the time limit (10 s)
+  - the same event again, with a new delivery id, is answered 2xx (a refused duplicate is retried for two days)
+  - an unknown event type is answered 2xx
+  - no answer is a 3xx, also for the URL with or without a trailing slash
+Prints a pass/fail table with the reason for each failure; exits 1 when any check fails.
+
+Options:
+  --url          the endpoint
+  --secret       the endpoint's signing secret
+  --timeout-ms   the answer-time limit (default 10000)
+  --type         the type of the valid deliveries (default webhook.test)
+  --data         their data as a JSON object (default {})
+  -h, --help     show this help
+`;
+
+/**
+ * Runs `check`; resolves with the exit code.
+ * @example
+ * await check(['--url', 'http://localhost:3000/webhooks/workforce', '--secret', 'whsec_test'], io);
+ */
+export async function check(argv: readonly string[], io: CliIo): Promise<number> {
+  const { values } = parse(argv, {
+    url: { type: 'string' },
+    secret: { type: 'string' },
+    'timeout-ms': { type: 'string' },
+    type: { type: 'string' },
+    data: { type: 'string' },
+  });
+  if (values.help) {
+    io.stdout(CHECK_USAGE);
+    return 0;
+  }
+  const url = required(values.url, '--url');
+  if (!URL.canParse(url)) throw new UsageError(`--url is not a URL: ${url}`);
+  const secret = required(values.secret, '--secret');
+  const timeoutMs = integer(values['timeout-ms'], '--timeout-ms', 10_000);
+  let data: Record<string, unknown> | undefined;
+  try {
+    data = values.data === undefined ? undefined : JSON.parse(values.data);
+  } catch {
+    throw new UsageError('--data must be a JSON object');
+  }
+  io.stderr(`Checking ${url}\n`);
+  const results = await runChecks({
+    url,
+    secret,
+    timeoutMs,
+    ...(values.type !== undefined ? { type: values.type } : {}),
+    ...(data !== undefined ? { data } : {}),
+    onProgress(index, total, name, result) {
+      if (result === undefined) io.stderr(`  [${index + 1}/${total}] ${name} ... `);
+      else if (index < total - 1) io.stderr(`${result.answer}\n`);
+    },
+  });
+  io.stdout(table(results));
+  const failed = results.filter((r) => !r.ok).length;
+  io.stdout(
+    failed === 0
+      ? `\nAll ${results.length} checks passed.\n`
+      : `\n${failed} of ${results.length} checks failed.\n`,
+  );
+  return failed === 0 ? 0 : 1;
+}
+
+function table(results: readonly CheckResult[]): string {
+  const rows = [
+    ['result', 'check', 'answer', 'reason'],
+    ...results.map((r) => [r.ok ? 'PASS' : 'FAIL', r.name, r.answer, r.reason ?? '']),
+  ];
+  const widths = [0, 1, 2].map((i) => Math.max(...rows.map((row) => row[i]!.length)));
+  return `${rows
+    .map((row) =>
+      row
+        .map((cell, i) => (i < 3 ? cell.padEnd(widths[i]!) : cell))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n')}\n`;
+}

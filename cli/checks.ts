@@ -1,0 +1,156 @@
+// The receiver rules of the spec as checks against a running endpoint, one signed delivery each.
+import { createSignedDelivery, type SignedDelivery } from '../testing/index.js';
+import { type PostResult, postDelivery } from './post.js';
+
+/** The outcome of one check: the answer seen and, on failure, why it breaks the spec. */
+export interface CheckResult {
+  readonly name: string;
+  readonly ok: boolean;
+  /** `202 in 12 ms`, or what happened instead. */
+  readonly answer: string;
+  readonly reason?: string;
+}
+
+/** Options of `runChecks`. */
+export interface CheckOptions {
+  readonly url: string;
+  readonly secret: string;
+  /** The answer-time limit; default 10 000 (spec rule 2). */
+  readonly timeoutMs?: number;
+  /** The type of the valid deliveries; default `webhook.test` (what the service's Test action sends). */
+  readonly type?: string;
+  readonly data?: Record<string, unknown>;
+  /** Called before each check (`name`) and after it (`result`). */
+  readonly onProgress?: (index: number, total: number, name: string, result?: CheckResult) => void;
+}
+
+type Check = {
+  readonly name: string;
+  readonly delivery: () => Promise<SignedDelivery<string>>;
+  readonly url?: string;
+  /** Why the answer breaks the rule, or undefined when it keeps it. */
+  readonly judge: (status: number) => string | undefined;
+};
+
+const is2xx = (status: number): boolean => status >= 200 && status < 300;
+
+/**
+ * Runs every check in order and resolves with their results (the last is "no 3xx anywhere").
+ * @example
+ * const results = await runChecks({ url: 'http://localhost:3000/webhooks/workforce', secret: 'whsec_...' });
+ */
+export async function runChecks({
+  url,
+  secret,
+  timeoutMs = 10_000,
+  type = 'webhook.test',
+  data = {},
+  onProgress,
+}: CheckOptions): Promise<CheckResult[]> {
+  const valid = await createSignedDelivery({ secret, type, data });
+  const slash = url.endsWith('/') ? url.slice(0, -1) : `${url}/`;
+  const checks: Check[] = [
+    {
+      name: 'forged signature is refused with 400',
+      delivery: () => createSignedDelivery({ secret: `${secret}_forged`, type, data }),
+      judge: (s) =>
+        is2xx(s)
+          ? `accepted a forged signature: check the signature before trusting the request (spec rule 1)`
+          : s !== 400
+            ? `answered ${s}, expected 400 (spec rule 1)`
+            : undefined,
+    },
+    {
+      name: 'stale signature (1 h old) is refused with 400',
+      delivery: () =>
+        createSignedDelivery({ secret, type, data, timestamp: Math.floor(Date.now() / 1000) - 3600 }),
+      judge: (s) =>
+        is2xx(s)
+          ? 'accepted a signature an hour old: check the timestamp tolerance (spec "Signature" 4)'
+          : s !== 400
+            ? `answered ${s}, expected 400`
+            : undefined,
+    },
+    {
+      name: `valid delivery answered 2xx within ${timeoutMs} ms`,
+      delivery: async () => valid,
+      judge: (s) =>
+        is2xx(s)
+          ? undefined
+          : `answered ${s} to a valid delivery; the service counts it as failed and sends it again (spec rule 2)`,
+    },
+    {
+      name: 'same event again (new delivery id) answered 2xx',
+      delivery: () => createSignedDelivery({ secret, type, data, id: valid.event.id }),
+      judge: (s) =>
+        is2xx(s)
+          ? undefined
+          : `answered ${s} to a repeat of a handled event; a refused duplicate is retried for two days: skip it and answer 2xx (spec rule 3)`,
+    },
+    {
+      name: 'unknown event type answered 2xx',
+      delivery: () => createSignedDelivery({ secret, type: `check.unknown_${Date.now()}`, data: {} }),
+      judge: (s) =>
+        is2xx(s)
+          ? undefined
+          : `answered ${s} to an event type it does not know; new types are added over time, answer 2xx`,
+    },
+    {
+      name: `no redirect for ${new URL(slash).pathname}`,
+      url: slash,
+      delivery: () => createSignedDelivery({ secret, type, data }),
+      // Any answer but a 3xx: the service sends to the exact URL, this only catches trailing-slash redirects.
+      judge: () => undefined,
+    },
+  ];
+  const results: CheckResult[] = [];
+  const redirects: string[] = [];
+  for (const [index, check] of checks.entries()) {
+    onProgress?.(index, checks.length + 1, check.name);
+    const answer = await postDelivery(check.url ?? url, await check.delivery(), timeoutMs);
+    const result = judge(check, answer, redirects);
+    results.push(result);
+    onProgress?.(index, checks.length + 1, check.name, result);
+  }
+  const last: CheckResult = {
+    name: 'no 3xx anywhere',
+    ok: redirects.length === 0,
+    answer: redirects.length === 0 ? 'none' : `${redirects.length} redirect(s)`,
+    ...(redirects.length > 0
+      ? {
+          reason: `${redirects.join('; ')}: redirects are not followed, a 3xx is a failed delivery (spec rule 5)`,
+        }
+      : {}),
+  };
+  onProgress?.(checks.length, checks.length + 1, last.name, last);
+  return [...results, last];
+}
+
+function judge(check: Check, answer: PostResult, redirects: string[]): CheckResult {
+  if ('error' in answer)
+    return {
+      name: check.name,
+      ok: false,
+      answer: 'no answer',
+      reason: `${answer.error} (spec rule 2: 10 s)`,
+    };
+  const seen = `${answer.status} in ${answer.ms} ms`;
+  if (answer.status >= 300 && answer.status < 400) {
+    redirects.push(
+      `${check.name.split(' ')[0]}: ${answer.status}${answer.location ? ` to ${answer.location}` : ''}`,
+    );
+    return {
+      name: check.name,
+      ok: false,
+      answer: seen,
+      reason: `redirected (${answer.status}${answer.location ? ` to ${answer.location}` : ''}); answer at the URL itself (spec rule 5)`,
+    };
+  }
+  const reason = check.judge(answer.status);
+  return {
+    name: check.name,
+    ok: reason === undefined,
+    answer: seen,
+    ...(reason !== undefined ? { reason } : {}),
+  };
+}

@@ -1,0 +1,90 @@
+// What the CLI reads and writes, passed in so tests run it in-process with their own streams.
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+
+/** The CLI's outside world. */
+export interface CliIo {
+  stdout(text: string): void;
+  /** Progress and errors. */
+  stderr(text: string): void;
+  /** The whole of standard input, as bytes. */
+  stdin(): Promise<Uint8Array>;
+  /** Aborted to stop a long-running command (`mock`): SIGINT / SIGTERM in the real CLI. */
+  readonly signal?: AbortSignal;
+}
+
+/** A mistake in how the CLI was called: one line, exit code 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+/**
+ * `parseArgs` in strict mode, with its errors turned into one-line `UsageError`s.
+ * @example
+ * const { values } = parse(argv, { secret: { type: 'string' } });
+ */
+export function parse<O extends NonNullable<ParseArgsConfig['options']>>(
+  argv: readonly string[],
+  options: O,
+): ReturnType<
+  typeof parseArgs<{ args: string[]; options: O & { help: { type: 'boolean'; short: 'h' } }; strict: true }>
+> {
+  try {
+    return parseArgs({
+      args: [...argv],
+      options: { ...options, help: { type: 'boolean', short: 'h' } },
+      strict: true,
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message.split('\n')[0]!);
+  }
+}
+
+/**
+ * A required option, or a `UsageError` naming it.
+ * @example
+ * const secret = required(values.secret, '--secret');
+ */
+export function required(value: string | undefined, name: string): string {
+  if (value === undefined || value === '') throw new UsageError(`${name} is required`);
+  return value;
+}
+
+/**
+ * A whole number option, or a `UsageError`.
+ * @example
+ * const timeoutMs = integer(values['timeout-ms'], '--timeout-ms', 10_000);
+ */
+export function integer(value: string | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value))
+    throw new UsageError(`${name} must be a whole number, got ${JSON.stringify(value)}`);
+  return Number(value);
+}
+
+/**
+ * The real process: stdout, stderr, stdin, and a signal aborted on SIGINT or SIGTERM.
+ * @example
+ * process.exitCode = await runCli(process.argv.slice(2), processIo());
+ */
+export function processIo(): CliIo {
+  let controller: AbortController | undefined;
+  return {
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+    async stdin() {
+      if (process.stdin.isTTY) throw new UsageError('pipe the body on standard input, e.g. < body.json');
+      const chunks: Buffer[] = [];
+      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks);
+    },
+    // Installed only by a command that asks for it (`mock`), so Ctrl-C still ends the others at once.
+    get signal() {
+      if (controller === undefined) {
+        const created = new AbortController();
+        for (const name of ['SIGINT', 'SIGTERM'] as const) process.once(name, () => created.abort());
+        controller = created;
+      }
+      return controller.signal;
+    },
+  };
+}

@@ -1,0 +1,41 @@
+// One signed delivery POSTed like the service does: no redirects followed, a time limit on the answer.
+import type { SignedDelivery } from '../testing/index.js';
+
+/** How the endpoint answered, or why it did not. */
+export type PostResult =
+  | { readonly status: number; readonly body: string; readonly ms: number; readonly location?: string }
+  | { readonly error: string; readonly ms: number };
+
+/**
+ * Sends `delivery` to `url` and waits at most `timeoutMs` for the answer.
+ * @example
+ * const result = await postDelivery('http://localhost:3000/webhooks', delivery, 10_000);
+ */
+export async function postDelivery(
+  url: string,
+  delivery: SignedDelivery<string>,
+  timeoutMs: number,
+): Promise<PostResult> {
+  const started = performance.now();
+  const ms = (): number => Math.round(performance.now() - started);
+  try {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: delivery.headers,
+      body: delivery.body,
+      // Spec rule 5: the service does not follow redirects.
+      redirect: 'manual',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const body = await response.text();
+    const location = response.headers.get('location');
+    return { status: response.status, body, ms: ms(), ...(location !== null ? { location } : {}) };
+  } catch (error) {
+    const err = error as Error & { cause?: { code?: string; message?: string } };
+    if (err.name === 'TimeoutError') return { error: `no answer within ${timeoutMs} ms`, ms: ms() };
+    return {
+      error: `could not reach ${url}: ${err.cause?.code ?? err.cause?.message ?? err.message}`,
+      ms: ms(),
+    };
+  }
+}

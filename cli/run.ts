@@ -1,0 +1,56 @@
+// The CLI's dispatcher: one command per file, `--help` everywhere, errors as one line and a non-zero exit.
+import { CHECK_USAGE, check } from './check.js';
+import { type CliIo, UsageError } from './io.js';
+import { MOCK_USAGE, mock } from './mock.js';
+import { SEND_USAGE, send } from './send.js';
+import { SIGN_USAGE, sign } from './sign.js';
+
+/** Help text of the CLI. */
+export const USAGE = `Usage: workforce-webhooks <command> [options]
+
+Commands:
+  sign    print the Svc-Signature header of the body on standard input
+  send    send one signed delivery to an endpoint and print the answer
+  check   check a running endpoint against the spec's receiver rules
+  mock    run the mock Workforce Service (read API) and print its keys
+
+Run workforce-webhooks <command> --help for a command's options.
+`;
+
+const commands: Record<
+  string,
+  { run: (argv: readonly string[], io: CliIo) => Promise<number>; usage: string }
+> = {
+  sign: { run: sign, usage: SIGN_USAGE },
+  send: { run: send, usage: SEND_USAGE },
+  check: { run: check, usage: CHECK_USAGE },
+  mock: { run: mock, usage: MOCK_USAGE },
+};
+
+/**
+ * Runs the CLI with `argv` (without node and the script) and resolves with the exit code: 0 success,
+ * 1 a failed check or request, 2 a usage mistake.
+ * @example
+ * process.exitCode = await runCli(process.argv.slice(2), processIo());
+ */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    const topic = name === 'help' && rest[0] !== undefined ? commands[rest[0]] : undefined;
+    io.stdout(topic?.usage ?? USAGE);
+    return 0;
+  }
+  const command = commands[name];
+  try {
+    if (command === undefined)
+      throw new UsageError(
+        `unknown command ${JSON.stringify(name)}; commands: ${Object.keys(commands).join(', ')}`,
+      );
+    return await command.run(rest, io);
+  } catch (error) {
+    const usage = error instanceof UsageError;
+    const hint = usage ? ` (see workforce-webhooks ${command === undefined ? '' : `${name} `}--help)` : '';
+    io.stderr(`workforce-webhooks: error: ${(error as Error).message}${hint}\n`);
+    return usage ? 2 : 1;
+  }
+}
