@@ -1,0 +1,98 @@
+// Helpers of the multi-instance tests: start receiver processes, and send deliveries like the service does.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import type { SignedDelivery } from 'workforce-webhooks/testing';
+
+const INSTANCE_SCRIPT = fileURLToPath(new URL('./instance.ts', import.meta.url));
+
+/** A receiver process (`instance.ts`) listening on loopback. */
+export interface Instance {
+  readonly name: string;
+  readonly url: string;
+  readonly process: ChildProcess;
+  /** SIGTERM (graceful: drains, then exits) or SIGKILL (a crash), and wait for the exit. */
+  stop(signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>;
+}
+
+/**
+ * Starts `instance.ts` under tsx with the given environment and waits until it listens.
+ * @example
+ * const a = await startInstance({ INSTANCE: 'a', QUEUE: 'bullmq', REDIS_URL, RUN_NAME, SECRET });
+ */
+export async function startInstance(env: Record<string, string>): Promise<Instance> {
+  const child = spawn(process.execPath, ['--import', 'tsx', INSTANCE_SCRIPT], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const port = await new Promise<number>((resolve, reject) => {
+    let output = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const line = output.split('\n')[0];
+      if (output.includes('\n') && line) resolve((JSON.parse(line) as { port: number }).port);
+    });
+    child.once('exit', (code) => reject(new Error(`instance ${env.INSTANCE} exited with ${code}`)));
+  });
+  return {
+    name: env.INSTANCE ?? '?',
+    url: `http://127.0.0.1:${port}/`,
+    process: child,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
+    },
+  };
+}
+
+/** Every answer one delivery got, in order, until a 2xx (the service retries anything else). */
+export type Answers = (number | 'refused')[];
+
+/**
+ * Posts a delivery, and like the sender retries on a failure (refused connection, 409, 503), moving to the next
+ * instance each time, with a short pause instead of the service's real schedule. Resolves with every answer.
+ * @example
+ * const answers = await deliverUntilAccepted(delivery, () => pick());
+ */
+export async function deliverUntilAccepted(
+  delivery: SignedDelivery<string>,
+  next: () => string,
+  { pauseMs = 20, maxTries = 1000 }: { readonly pauseMs?: number; readonly maxTries?: number } = {},
+): Promise<Answers> {
+  const answers: Answers = [];
+  for (let tries = 0; tries < maxTries; tries++) {
+    try {
+      const response = await fetch(next(), {
+        method: 'POST',
+        headers: delivery.headers,
+        body: delivery.body,
+      });
+      await response.arrayBuffer();
+      answers.push(response.status);
+      if (response.status >= 200 && response.status < 300) return answers;
+    } catch {
+      answers.push('refused');
+    }
+    await sleep(pauseMs);
+  }
+  throw new Error(`delivery ${delivery.event.id} was never accepted: ${answers.join(',')}`);
+}
+
+/**
+ * Runs `tasks` with at most `limit` at once.
+ * @example
+ * await pool(items.map((item) => () => send(item)), 64);
+ */
+export async function pool<T>(tasks: readonly (() => Promise<T>)[], limit: number): Promise<T[]> {
+  const results: T[] = new Array(tasks.length);
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < tasks.length) {
+      const index = next++;
+      results[index] = await tasks[index]!();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, lane));
+  return results;
+}

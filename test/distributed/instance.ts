@@ -1,0 +1,66 @@
+// One receiver process of the multi-instance tests: Redis store, memory or BullMQ queue, handlers that count in Redis.
+import { createServer } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { createMemoryQueue, createReceiver } from 'workforce-webhooks';
+import { createBullmqQueue } from 'workforce-webhooks/bullmq';
+import { createNodeHandler } from 'workforce-webhooks/node';
+import { createRedisStore } from 'workforce-webhooks/redis';
+
+const env = (key: string): string => {
+  const value = process.env[key];
+  if (value === undefined) throw new Error(`instance: ${key} is required`);
+  return value;
+};
+const url = env('REDIS_URL');
+const name = env('RUN_NAME'); // keys of this run: dedupe claims, the BullMQ queue, the counters
+const instance = env('INSTANCE');
+const handlerMs = Number(process.env.HANDLER_MS ?? '0');
+
+const client = new Redis(url, { maxRetriesPerRequest: 1 });
+const counts = new Redis(url);
+const receiver = createReceiver({
+  secret: env('SECRET'),
+  // A short lease, so a claim left by a killed instance lapses within the test.
+  leaseMs: 2000,
+  store: createRedisStore({ client, prefix: `${name}:dedupe:` }),
+  queue:
+    env('QUEUE') === 'bullmq'
+      ? createBullmqQueue({
+          connection: client,
+          name,
+          // A dead instance's jobs are taken over after a second rather than a minute.
+          lockDurationMs: 1000,
+          stalledIntervalMs: 500,
+          backoff: () => 10,
+        })
+      : createMemoryQueue(),
+});
+
+// Two handlers per event; each run is counted in Redis, the typed one also logs start and end per instance.
+receiver.on('leave.approved', async (event) => {
+  await counts.rpush(`${name}:log`, `start:${instance}:${event.id}`);
+  if (handlerMs > 0) await sleep(handlerMs);
+  await counts
+    .multi()
+    .hincrby(`${name}:runs:typed`, event.id, 1)
+    .rpush(`${name}:log`, `done:${instance}:${event.id}`)
+    .exec();
+});
+receiver.onAny(async (event) => {
+  await counts.hincrby(`${name}:runs:any`, event.id, 1);
+});
+
+const server = createServer(createNodeHandler(receiver));
+server.listen(0, '127.0.0.1', () => {
+  const { port } = server.address() as { port: number };
+  process.stdout.write(`${JSON.stringify({ port })}\n`);
+});
+
+// Graceful stop: no new deliveries, drain the queue, then leave.
+process.once('SIGTERM', async () => {
+  server.close();
+  await receiver.close({ timeoutMs: 10_000 });
+  await Promise.all([client.quit(), counts.quit()]);
+  process.exit(0);
+});
