@@ -26,6 +26,8 @@ export interface CheckOptions {
 
 type Check = {
   readonly name: string;
+  /** A short name for the summary of redirects. */
+  readonly label: string;
   readonly delivery: () => Promise<SignedDelivery<string>>;
   readonly url?: string;
   /** Why the answer breaks the rule, or undefined when it keeps it. */
@@ -52,6 +54,7 @@ export async function runChecks({
   const checks: Check[] = [
     {
       name: 'forged signature is refused with 400',
+      label: 'forged signature',
       delivery: () => createSignedDelivery({ secret: `${secret}_forged`, type, data }),
       judge: (s) =>
         is2xx(s)
@@ -62,6 +65,7 @@ export async function runChecks({
     },
     {
       name: 'stale signature (1 h old) is refused with 400',
+      label: 'stale signature',
       delivery: () =>
         createSignedDelivery({ secret, type, data, timestamp: Math.floor(Date.now() / 1000) - 3600 }),
       judge: (s) =>
@@ -73,6 +77,7 @@ export async function runChecks({
     },
     {
       name: `valid delivery answered 2xx within ${timeoutMs} ms`,
+      label: 'valid delivery',
       delivery: async () => valid,
       judge: (s) =>
         is2xx(s)
@@ -81,6 +86,7 @@ export async function runChecks({
     },
     {
       name: 'same event again (new delivery id) answered 2xx',
+      label: 'same event again',
       delivery: () => createSignedDelivery({ secret, type, data, id: valid.event.id }),
       judge: (s) =>
         is2xx(s)
@@ -89,6 +95,7 @@ export async function runChecks({
     },
     {
       name: 'unknown event type answered 2xx',
+      label: 'unknown type',
       delivery: () => createSignedDelivery({ secret, type: `check.unknown_${Date.now()}`, data: {} }),
       judge: (s) =>
         is2xx(s)
@@ -97,6 +104,7 @@ export async function runChecks({
     },
     {
       name: `no redirect for ${new URL(slash).pathname}`,
+      label: 'trailing slash',
       url: slash,
       delivery: () => createSignedDelivery({ secret, type, data }),
       // Any answer but a 3xx: the service sends to the exact URL, this only catches trailing-slash redirects.
@@ -132,18 +140,19 @@ function judge(check: Check, answer: PostResult, redirects: string[]): CheckResu
       name: check.name,
       ok: false,
       answer: 'no answer',
-      reason: `${answer.error} (spec rule 2: 10 s)`,
+      reason: answer.error.startsWith('no answer')
+        ? `${answer.error}: a slower answer is a failed delivery, sent again (spec rule 2)`
+        : answer.error,
     };
   const seen = `${answer.status} in ${answer.ms} ms`;
   if (answer.status >= 300 && answer.status < 400) {
-    redirects.push(
-      `${check.name.split(' ')[0]}: ${answer.status}${answer.location ? ` to ${answer.location}` : ''}`,
-    );
+    const target = `${answer.status}${answer.location ? ` to ${answer.location}` : ''}`;
+    redirects.push(`${check.label}: ${target}`);
     return {
       name: check.name,
       ok: false,
       answer: seen,
-      reason: `redirected (${answer.status}${answer.location ? ` to ${answer.location}` : ''}); answer at the URL itself (spec rule 5)`,
+      reason: `redirected (${target}); answer at the URL itself (spec rule 5)`,
     };
   }
   const reason = check.judge(answer.status);
