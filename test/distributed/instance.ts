@@ -45,6 +45,7 @@ receiver.on('leave.approved', async (event) => {
     .multi()
     .hincrby(`${name}:runs:typed`, event.id, 1)
     .rpush(`${name}:log`, `done:${instance}:${event.id}`)
+    .hincrby(`${name}:done-by`, instance, 1)
     .exec();
 });
 receiver.onAny(async (event) => {

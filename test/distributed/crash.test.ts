@@ -1,0 +1,82 @@
+// kill -9 of an instance in the middle of handlers, with the BullMQ queue: every acknowledged event is processed.
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSignedDelivery } from 'workforce-webhooks/testing';
+import { connectRedis, redisUrl, uniqueName } from '../setup/redis-helpers.js';
+import { deliverUntilAccepted, type Instance, pool, startInstance } from './cluster.js';
+
+const secret = 'whsec_crash_test';
+const EVENTS = 1000;
+const CONCURRENCY = 10; // the BullMQ queue's default, per instance
+const running: Instance[] = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((instance) => instance.stop('SIGKILL')));
+});
+
+describe.skipIf(!redisUrl)('an instance killed in the middle of handlers (BullMQ queue)', () => {
+  it('leaves no acknowledged event unprocessed, and none processed twice after success', {
+    timeout: 120_000,
+  }, async () => {
+    const name = uniqueName('crash');
+    const env = { REDIS_URL: redisUrl, RUN_NAME: name, SECRET: secret, QUEUE: 'bullmq', HANDLER_MS: '40' };
+    const [a, b] = await Promise.all([
+      startInstance({ ...env, INSTANCE: 'a' }),
+      startInstance({ ...env, INSTANCE: 'b' }),
+    ]);
+    running.push(a!, b!);
+    const live = [a!, b!];
+    let turn = 0;
+    const next = (): string => live[turn++ % live.length]!.url;
+
+    const ids = Array.from({ length: EVENTS }, () => crypto.randomUUID());
+    const sending = pool(
+      ids.map((id) => async () => {
+        const delivery = await createSignedDelivery({ secret, type: 'leave.approved', id });
+        return deliverUntilAccepted(delivery, next);
+      }),
+      64,
+    );
+
+    // Once `a` has finished a hundred handlers it is busy with more: kill it there, and bring up a replacement.
+    const redis = connectRedis();
+    await expect
+      .poll(async () => Number(await redis.hget(`${name}:done-by`, 'a')), { timeout: 60_000, interval: 5 })
+      .toBeGreaterThanOrEqual(100);
+    await a!.stop('SIGKILL');
+    live.splice(live.indexOf(a!), 1);
+    const c = await startInstance({ ...env, INSTANCE: 'c' });
+    running.push(c);
+    live.push(c);
+
+    // Every event was acknowledged (the sender retried refused or unanswered deliveries elsewhere) ...
+    const answers = await sending;
+    expect(answers.every((each) => [200, 202].includes(each.at(-1) as number))).toBe(true);
+    // ... and every one is processed: 1 000 acknowledged = 1 000 processed.
+    await expect.poll(() => redis.hlen(`${name}:runs:typed`), { timeout: 60_000 }).toBe(EVENTS);
+    await expect.poll(() => redis.hlen(`${name}:runs:any`), { timeout: 60_000 }).toBe(EVENTS);
+    await Promise.all([b!.stop('SIGTERM'), c.stop('SIGTERM')]);
+
+    const log = await redis.lrange(`${name}:log`, 0, -1);
+    const ids_ = (prefix: string) =>
+      new Set(log.filter((l) => l.startsWith(prefix)).map((l) => l.split(':')[2]!));
+    const startedOnA = ids_('start:a:');
+    const doneOnA = ids_('done:a:');
+    // The kill really cut handlers short: some started on `a` never finished there, and others finished them.
+    const cut = [...startedOnA].filter((id) => !doneOnA.has(id));
+    expect(cut.length).toBeGreaterThan(0);
+    const doneElsewhere = log.filter((l) => l.startsWith('done:') && !l.startsWith('done:a:'));
+    for (const id of cut) expect(doneElsewhere.filter((l) => l.endsWith(id))).toHaveLength(1);
+
+    // A second run only for an event that was running on `a` when it died (at most its concurrency):
+    // never for one whose success was recorded.
+    for (const handler of ['typed', 'any']) {
+      const runs = await redis.hgetall(`${name}:runs:${handler}`);
+      expect(Object.keys(runs).sort()).toEqual([...ids].sort());
+      const twice = Object.entries(runs).filter(([, count]) => count !== '1');
+      expect(twice.length).toBeLessThanOrEqual(CONCURRENCY);
+      for (const [id, count] of twice) {
+        expect(count).toBe('2');
+        expect(startedOnA.has(id)).toBe(true);
+      }
+    }
+  });
+});
