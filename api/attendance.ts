@@ -1,14 +1,8 @@
 // The six Attendance endpoints (permission `Attendance: View`).
 import { optionalCalendarDate, toCalendarDate } from './dates.js';
 import { iteratePages, toPage } from './paging.js';
-import {
-  type AttendanceListParams,
-  buildQuery,
-  type ExceptionListParams,
-  FIELDS,
-  type HolidayParams,
-  uuid,
-} from './params.js';
+import type { AttendanceListParams, ExceptionListParams, HolidayParams } from './params.js';
+import { buildQuery, FIELDS, uuid } from './query.js';
 import type {
   AbsenceReport,
   AttendanceException,

@@ -1,14 +1,8 @@
 // The four Leave endpoints (permission `Leave: View`); leave dates become `YYYY-MM-DD` calendar dates.
 import { toCalendarDate } from './dates.js';
 import { iteratePages, toPage } from './paging.js';
-import {
-  buildQuery,
-  FIELDS,
-  type LeaveBalanceParams,
-  type LeaveRequestListParams,
-  type LeaveTypeListParams,
-  uuid,
-} from './params.js';
+import type { LeaveBalanceParams, LeaveRequestListParams, LeaveTypeListParams } from './params.js';
+import { buildQuery, FIELDS, uuid } from './query.js';
 import type { LeaveBalance, LeaveRequest, LeaveRequestDetails, LeaveType, Page } from './records.js';
 import type { CallOptions, Transport } from './transport.js';
 
