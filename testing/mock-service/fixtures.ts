@@ -1,6 +1,6 @@
 // The mock's fixture data: two organisations, deterministic for a given "today", built through the rules.
-import { addDays, isWeekend } from './calendar.js';
-import { clockIn, mockId, runAbsenceReport } from './rules.js';
+import { addAttendance, addExceptions, addLeaveRequests, workingDayBefore } from './fixture-activity.js';
+import { mockId } from './rules.js';
 import type { EmployeeRow, LeaveTypeRow, MockState } from './state.js';
 
 /** The API keys of the fixtures: organisation, permissions. */
@@ -25,9 +25,6 @@ const NAMES = [
   ['Grace', 'Hughes', 'Analyst'],
   ['Sam', 'Patel', 'Support Engineer'],
 ] as const;
-const STATUS_CYCLE = [2, 0, 1, 3, 2, 4, 5, 2, 0, 2];
-const EXCEPTION_CYCLE = ['Approved', 'Pending', 'Approved', 'Rejected', 'Cancelled', 'Approved'] as const;
-const TYPE_CYCLE = ['ExcusedAbsence', 'DayOffGranted', 'RemoteDay'] as const;
 
 function leaveType(n: number, org: string, fields: Partial<LeaveTypeRow>, year: number): LeaveTypeRow {
   return {
@@ -242,71 +239,9 @@ export function createFixtures(today: string): MockState {
   state.employees[0] = { ...state.employees[0]!, unitId: platform };
   state.employees[1] = { ...state.employees[1]!, unitId: mobile };
   const ours = state.employees.filter((e) => e.organizationId === org);
-  for (let i = 0; i < 30; i++) {
-    const who = ours[i % ours.length]!;
-    const typeIndex = who.companyId === co2 ? [0, 1, 3][i % 3]! : [0, 1, 2][i % 3]!;
-    let start = addDays(`${year}-01-05`, i * 11);
-    while (isWeekend(start)) start = addDays(start, 1);
-    state.leaveRequests.push({
-      id: mockId(0x1eae, i + 1),
-      employeeId: who.id,
-      leaveTypeId: state.leaveTypes[typeIndex]!.id,
-      startDate: start,
-      endDate: addDays(start, i % 4),
-      statusId: STATUS_CYCLE[i % STATUS_CYCLE.length]!,
-      comments: i % 3 === 1 ? 'Doctor says rest' : `Request ${i + 1}`,
-      requestedOn: `${addDays(start, -14)}T09:${String(i).padStart(2, '0')}:00.000Z`,
-      documents:
-        typeIndex === 1
-          ? [
-              {
-                id: mockId(0xd0c, 10 + i),
-                name: 'note.pdf',
-                mime: 'application/pdf',
-                document: `https://files.example.com/leave/${i}.pdf`,
-                storage: 0,
-              },
-              {
-                id: mockId(0xd0c, 50 + i),
-                name: 'scan.png',
-                mime: 'image/png',
-                document: 'private',
-                storage: 1,
-              },
-            ]
-          : [],
-      relieverIds: [ours[(i + 1) % ours.length]!.id],
-      handoffNote: `Handover notes for request ${i + 1}`,
-    });
-  }
-  state.leaveRequests.push({
-    id: mockId(0x1eae, 99),
-    employeeId: state.employees[8]!.id,
-    leaveTypeId: state.leaveTypes[5]!.id,
-    startDate: `${year}-02-02`,
-    endDate: `${year}-02-03`,
-    statusId: 0,
-    comments: 'Other org',
-    requestedOn: `${year}-01-20T10:00:00.000Z`,
-    documents: [],
-    relieverIds: [],
-    handoffNote: '',
-  });
-  // Balances are set up for annual leave only: the other pairs show the full allowance (spec rule 1).
-  for (const e of ours)
-    state.balances.push({ employeeId: e.id, leaveTypeId: state.leaveTypes[0]!.id, totalDays: 20 });
+  addLeaveRequests(state, ours, year);
   addExceptions(state, ours, today);
-  for (let d = 10; d >= 1; d--) {
-    const day = workingDayBefore(today, d);
-    ours.forEach((e, i) => {
-      if ((i * 7 + d) % 9 === 0) return; // no clock-in: the report decides (Absent, Leave, Holiday, Excused)
-      clockIn(state, e, day, (i * 3 + d) % 8 === 0 ? '09:20:00' : '08:45:00', '17:30:00');
-    });
-    runAbsenceReport(state, org, day, `${day}T19:00:00.000Z`);
-  }
-  ours.slice(0, 4).forEach((e, i) => {
-    clockIn(state, e, today, i === 3 ? '09:05:00' : '08:50:00');
-  });
+  addAttendance(state, ours, today);
   return state;
 }
 
@@ -332,72 +267,4 @@ function employee(
     workMode: (['Onsite', 'Hybrid', 'Remote'] as const)[i % 3]!,
     trackingMethod: i === 4 ? 'AttendanceOnly' : 'ClockInClockOut',
   };
-}
-
-function workingDayBefore(today: string, count: number): string {
-  let day = today;
-  for (let left = count; left > 0; ) {
-    day = addDays(day, -1);
-    if (!isWeekend(day)) left--;
-  }
-  return day;
-}
-
-function addExceptions(state: MockState, ours: EmployeeRow[], today: string): void {
-  const hr = 'Helen Ruiz';
-  for (let i = 0; i < 20; i++) {
-    const start = addDays(workingDayBefore(today, 9), i * 2 - 8);
-    const status = EXCEPTION_CYCLE[i % EXCEPTION_CYCLE.length]!;
-    state.exceptions.push({
-      id: mockId(0xe8c, i + 1),
-      employeeId: ours[(i * 3) % ours.length]!.id,
-      startDate: start,
-      endDate: addDays(start, i % 3 === 0 ? 1 : 0),
-      ...(i % 7 === 3 ? { halfDay: 'FirstHalf' as const } : {}),
-      type: TYPE_CYCLE[i % TYPE_CYCLE.length]!,
-      isPaid: i % 4 !== 1,
-      status,
-      requiresApproval: i % 5 === 2,
-      createdByName: hr,
-      created: `${addDays(start, -3)}T10:00:00.000Z`,
-      ...(status === 'Approved'
-        ? { approvedByName: hr, approvedAt: `${addDays(start, -2)}T10:00:00.000Z` }
-        : {}),
-      ...(status === 'Rejected' ? { rejectedAt: `${addDays(start, -2)}T10:00:00.000Z` } : {}),
-      ...(status === 'Cancelled' ? { cancelledAt: `${addDays(start, -1)}T10:00:00.000Z` } : {}),
-    });
-  }
-  // A bulk closure: one batch, one approval, everyone in London.
-  const batchId = mockId(0xba7c, 1);
-  const closure = addDays(today, 10);
-  state.exceptions.push(
-    ...ours
-      .filter((e) => e.companyId === state.companies[1]!.id)
-      .map((e, i) => ({
-        id: mockId(0xe8c, 100 + i),
-        employeeId: e.id,
-        startDate: closure,
-        endDate: closure,
-        type: 'CompanyClosure' as const,
-        isPaid: true,
-        status: 'Pending' as const,
-        requiresApproval: false,
-        batchId,
-        createdByName: hr,
-        created: `${today}T08:00:00.000Z`,
-      })),
-  );
-  const otherEmployee = state.employees.find((e) => e.organizationId === OTHER_ORGANIZATION_ID)!;
-  state.exceptions.push({
-    id: mockId(0xe8c, 900),
-    employeeId: otherEmployee.id,
-    startDate: today,
-    endDate: today,
-    type: 'RemoteDay',
-    isPaid: true,
-    status: 'Approved',
-    requiresApproval: false,
-    createdByName: 'Other HR',
-    created: `${today}T07:00:00.000Z`,
-  });
 }

@@ -1,0 +1,152 @@
+// The fixtures' activity: leave requests across the year, exceptions, and ten working days of attendance.
+import { addDays, isWeekend } from './calendar.js';
+import { clockIn, mockId, runAbsenceReport } from './rules.js';
+import type { EmployeeRow, MockState } from './state.js';
+
+const STATUS_CYCLE = [2, 0, 1, 3, 2, 4, 5, 2, 0, 2];
+const EXCEPTION_CYCLE = ['Approved', 'Pending', 'Approved', 'Rejected', 'Cancelled', 'Approved'] as const;
+const TYPE_CYCLE = ['ExcusedAbsence', 'DayOffGranted', 'RemoteDay'] as const;
+
+/** Thirty requests of the main organisation spread over `year`, one of the other's, and annual balances. */
+export function addLeaveRequests(state: MockState, ours: readonly EmployeeRow[], year: number): void {
+  const london = state.companies[1]!.id;
+  for (let i = 0; i < 30; i++) {
+    const who = ours[i % ours.length]!;
+    const typeIndex = who.companyId === london ? [0, 1, 3][i % 3]! : [0, 1, 2][i % 3]!;
+    let start = addDays(`${year}-01-05`, i * 11);
+    while (isWeekend(start)) start = addDays(start, 1);
+    state.leaveRequests.push({
+      id: mockId(0x1eae, i + 1),
+      employeeId: who.id,
+      leaveTypeId: state.leaveTypes[typeIndex]!.id,
+      startDate: start,
+      endDate: addDays(start, i % 4),
+      statusId: STATUS_CYCLE[i % STATUS_CYCLE.length]!,
+      comments: i % 3 === 1 ? 'Doctor says rest' : `Request ${i + 1}`,
+      requestedOn: `${addDays(start, -14)}T09:${String(i).padStart(2, '0')}:00.000Z`,
+      documents:
+        typeIndex === 1
+          ? [
+              {
+                id: mockId(0xd0c, 10 + i),
+                name: 'note.pdf',
+                mime: 'application/pdf',
+                document: `https://files.example.com/leave/${i}.pdf`,
+                storage: 0,
+              },
+              {
+                id: mockId(0xd0c, 50 + i),
+                name: 'scan.png',
+                mime: 'image/png',
+                document: 'private',
+                storage: 1,
+              },
+            ]
+          : [],
+      relieverIds: [ours[(i + 1) % ours.length]!.id],
+      handoffNote: `Handover notes for request ${i + 1}`,
+    });
+  }
+  state.leaveRequests.push({
+    id: mockId(0x1eae, 99),
+    employeeId: state.employees[8]!.id,
+    leaveTypeId: state.leaveTypes[5]!.id,
+    startDate: `${year}-02-02`,
+    endDate: `${year}-02-03`,
+    statusId: 0,
+    comments: 'Other org',
+    requestedOn: `${year}-01-20T10:00:00.000Z`,
+    documents: [],
+    relieverIds: [],
+    handoffNote: '',
+  });
+  // Balances are set up for annual leave only: the other pairs show the full allowance (spec rule 1).
+  for (const e of ours)
+    state.balances.push({ employeeId: e.id, leaveTypeId: state.leaveTypes[0]!.id, totalDays: 20 });
+}
+
+/** Clock-ins and a finished absence report for each of the ten working days before today, and today's first clock-ins. */
+export function addAttendance(state: MockState, ours: readonly EmployeeRow[], today: string): void {
+  const org = ours[0]!.organizationId;
+  for (let d = 10; d >= 1; d--) {
+    const day = workingDayBefore(today, d);
+    ours.forEach((e, i) => {
+      if ((i * 7 + d) % 9 === 0) return; // no clock-in: the report decides (Absent, Leave, Holiday, Excused)
+      clockIn(state, e, day, (i * 3 + d) % 8 === 0 ? '09:20:00' : '08:45:00', '17:30:00');
+    });
+    runAbsenceReport(state, org, day, `${day}T19:00:00.000Z`);
+  }
+  ours.slice(0, 4).forEach((e, i) => {
+    clockIn(state, e, today, i === 3 ? '09:05:00' : '08:50:00');
+  });
+}
+
+/** The working day `count` working days before `today`. */
+export function workingDayBefore(today: string, count: number): string {
+  let day = today;
+  for (let left = count; left > 0; ) {
+    day = addDays(day, -1);
+    if (!isWeekend(day)) left--;
+  }
+  return day;
+}
+
+/** Twenty exceptions around the attendance history, a bulk closure for London, and one of the other organisation. */
+export function addExceptions(state: MockState, ours: readonly EmployeeRow[], today: string): void {
+  const hr = 'Helen Ruiz';
+  for (let i = 0; i < 20; i++) {
+    const start = addDays(workingDayBefore(today, 9), i * 2 - 8);
+    const status = EXCEPTION_CYCLE[i % EXCEPTION_CYCLE.length]!;
+    state.exceptions.push({
+      id: mockId(0xe8c, i + 1),
+      employeeId: ours[(i * 3) % ours.length]!.id,
+      startDate: start,
+      endDate: addDays(start, i % 3 === 0 ? 1 : 0),
+      ...(i % 7 === 3 ? { halfDay: 'FirstHalf' as const } : {}),
+      type: TYPE_CYCLE[i % TYPE_CYCLE.length]!,
+      isPaid: i % 4 !== 1,
+      status,
+      requiresApproval: i % 5 === 2,
+      createdByName: hr,
+      created: `${addDays(start, -3)}T10:00:00.000Z`,
+      ...(status === 'Approved'
+        ? { approvedByName: hr, approvedAt: `${addDays(start, -2)}T10:00:00.000Z` }
+        : {}),
+      ...(status === 'Rejected' ? { rejectedAt: `${addDays(start, -2)}T10:00:00.000Z` } : {}),
+      ...(status === 'Cancelled' ? { cancelledAt: `${addDays(start, -1)}T10:00:00.000Z` } : {}),
+    });
+  }
+  // A bulk closure: one batch, one approval, everyone in London.
+  const batchId = mockId(0xba7c, 1);
+  const closure = addDays(today, 10);
+  state.exceptions.push(
+    ...ours
+      .filter((e) => e.companyId === state.companies[1]!.id)
+      .map((e, i) => ({
+        id: mockId(0xe8c, 100 + i),
+        employeeId: e.id,
+        startDate: closure,
+        endDate: closure,
+        type: 'CompanyClosure' as const,
+        isPaid: true,
+        status: 'Pending' as const,
+        requiresApproval: false,
+        batchId,
+        createdByName: hr,
+        created: `${today}T08:00:00.000Z`,
+      })),
+  );
+  const otherEmployee = state.employees.find((e) => e.organizationId !== ours[0]!.organizationId)!;
+  state.exceptions.push({
+    id: mockId(0xe8c, 900),
+    employeeId: otherEmployee.id,
+    startDate: today,
+    endDate: today,
+    type: 'RemoteDay',
+    isPaid: true,
+    status: 'Approved',
+    requiresApproval: false,
+    createdByName: 'Other HR',
+    created: `${today}T07:00:00.000Z`,
+  });
+}
