@@ -30,7 +30,11 @@ const page: readonly Field[] = [
   ['pageSize', 'PageSize', { min: 1 }],
 ];
 
-/** The fields of each endpoint, in the spec's order. */
+/**
+ * The fields of each endpoint, in the spec's order.
+ * @example
+ * buildQuery(FIELDS.exceptions!, { pageSize: 100 })
+ */
 export const FIELDS: Readonly<Record<string, readonly Field[]>> = {
   leaveRequests: [
     ...page,

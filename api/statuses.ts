@@ -1,6 +1,10 @@
 // The spec's number-or-name tables (leave status, attendance status, work mode, exception status and type).
 
-/** Leave status names by `leaveStatusId` (spec "Leave status"). */
+/**
+ * Leave status names by `leaveStatusId` (spec "Leave status").
+ * @example
+ * LEAVE_STATUSES.Approved // 2
+ */
 export const LEAVE_STATUSES: Readonly<Record<LeaveStatusName, LeaveStatusId>> = Object.freeze({
   Submitted: 0,
   Pending: 1,
@@ -12,7 +16,11 @@ export const LEAVE_STATUSES: Readonly<Record<LeaveStatusName, LeaveStatusId>> = 
 export type LeaveStatusName = 'Submitted' | 'Pending' | 'Approved' | 'Rejected' | 'Abandoned' | 'Expired';
 export type LeaveStatusId = 0 | 1 | 2 | 3 | 4 | 5;
 
-/** Attendance status names by number (spec "Attendance status"). */
+/**
+ * Attendance status names by number (spec "Attendance status").
+ * @example
+ * ATTENDANCE_STATUSES.Late // 1
+ */
 export const ATTENDANCE_STATUSES: Readonly<Record<AttendanceStatusName, number>> = Object.freeze({
   Present: 0,
   Late: 1,
@@ -23,7 +31,11 @@ export const ATTENDANCE_STATUSES: Readonly<Record<AttendanceStatusName, number>>
 });
 export type AttendanceStatusName = 'Present' | 'Late' | 'Absent' | 'Leave' | 'Holiday' | 'Excused';
 
-/** Work modes by number (the `WorkMode` filter of the attendance list). */
+/**
+ * Work modes by number (the `WorkMode` filter of the attendance list).
+ * @example
+ * WORK_MODES.Hybrid // 2
+ */
 export const WORK_MODES: Readonly<Record<WorkModeName, number>> = Object.freeze({
   Remote: 0,
   Onsite: 1,
@@ -31,7 +43,11 @@ export const WORK_MODES: Readonly<Record<WorkModeName, number>> = Object.freeze(
 });
 export type WorkModeName = 'Remote' | 'Onsite' | 'Hybrid';
 
-/** Attendance exception statuses by number (spec "Attendance exception status"). */
+/**
+ * Attendance exception statuses by number (spec "Attendance exception status").
+ * @example
+ * EXCEPTION_STATUSES.Approved // 2
+ */
 export const EXCEPTION_STATUSES: Readonly<Record<ExceptionStatusName, number>> = Object.freeze({
   Pending: 1,
   Approved: 2,
@@ -40,7 +56,11 @@ export const EXCEPTION_STATUSES: Readonly<Record<ExceptionStatusName, number>> =
 });
 export type ExceptionStatusName = 'Pending' | 'Approved' | 'Rejected' | 'Cancelled';
 
-/** Attendance exception types by number (the `Type` filter of the exceptions list). */
+/**
+ * Attendance exception types by number (the `Type` filter of the exceptions list).
+ * @example
+ * EXCEPTION_TYPES.RemoteDay // 3
+ */
 export const EXCEPTION_TYPES: Readonly<Record<ExceptionTypeName, number>> = Object.freeze({
   ExcusedAbsence: 1,
   DayOffGranted: 2,
@@ -52,7 +72,11 @@ export type ExceptionTypeName = 'ExcusedAbsence' | 'DayOffGranted' | 'RemoteDay'
 /** Who a leave type covers: 0 organisation, 1 company, 2 department, 3 unit, 4 named employees. */
 export type EligibilityCriteria = 0 | 1 | 2 | 3 | 4;
 
-/** Weekday names, as `applicableDay` carries them. */
+/**
+ * Weekday names, as `applicableDay` carries them.
+ * @example
+ * WEEKDAYS[1] // 'Monday'
+ */
 export const WEEKDAYS: readonly string[] = Object.freeze([
   'Sunday',
   'Monday',

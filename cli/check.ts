@@ -3,7 +3,11 @@ import type { CheckResult } from './checks.js';
 import { runChecks } from './checks.js';
 import { type CliIo, integer, parse, required, UsageError } from './io.js';
 
-/** Help text of `check`. */
+/**
+ * Help text of `check`.
+ * @example
+ * io.stdout(CHECK_USAGE);
+ */
 export const CHECK_USAGE = `Usage: workforce-webhooks check --url <url> --secret <whsec_...> [--timeout-ms 10000]
 
 Checks a running endpoint against the Workforce Service's receiver rules, with real signed deliveries:

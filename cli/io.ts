@@ -12,7 +12,11 @@ export interface CliIo {
   readonly signal?: AbortSignal;
 }
 
-/** A mistake in how the CLI was called: one line, exit code 2. */
+/**
+ * A mistake in how the CLI was called: one line, exit code 2.
+ * @example
+ * throw new UsageError('--url is required');
+ */
 export class UsageError extends Error {
   override readonly name = 'UsageError';
 }

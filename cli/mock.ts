@@ -2,7 +2,11 @@
 import { createMockService } from '../testing/mock-service/index.js';
 import { type CliIo, integer, parse, UsageError } from './io.js';
 
-/** Help text of `mock`. */
+/**
+ * Help text of `mock`.
+ * @example
+ * io.stdout(MOCK_USAGE);
+ */
 export const MOCK_USAGE = `Usage: workforce-webhooks mock [--port <port>] [--today YYYY-MM-DD]
 
 Runs the mock Workforce Service on 127.0.0.1: the read API (Leave and Attendance) over fixture data,

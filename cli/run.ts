@@ -5,7 +5,11 @@ import { MOCK_USAGE, mock } from './mock.js';
 import { SEND_USAGE, send } from './send.js';
 import { SIGN_USAGE, sign } from './sign.js';
 
-/** Help text of the CLI. */
+/**
+ * Help text of the CLI.
+ * @example
+ * io.stdout(USAGE);
+ */
 export const USAGE = `Usage: workforce-webhooks <command> [options]
 
 Commands:

@@ -3,7 +3,11 @@ import { createSignedDelivery } from '../testing/index.js';
 import { type CliIo, integer, parse, required, UsageError } from './io.js';
 import { postDelivery } from './post.js';
 
-/** Help text of `send`. */
+/**
+ * Help text of `send`.
+ * @example
+ * io.stdout(SEND_USAGE);
+ */
 export const SEND_USAGE = `Usage: workforce-webhooks send --url <url> --secret <whsec_...> --type <event type> [--data '<json>']
 
 Sends one delivery signed like the Workforce Service's and prints the answer. Exits 0 on a 2xx answer,

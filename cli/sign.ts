@@ -2,7 +2,11 @@
 import { signPayload } from '../src/signature.js';
 import { type CliIo, integer, parse, required } from './io.js';
 
-/** Help text of `sign`. */
+/**
+ * Help text of `sign`.
+ * @example
+ * io.stdout(SIGN_USAGE);
+ */
 export const SIGN_USAGE = `Usage: workforce-webhooks sign --secret <whsec_...> [--timestamp <unix seconds>] < body.json
 
 Prints the Svc-Signature header for the exact bytes on standard input (a trailing newline is part of

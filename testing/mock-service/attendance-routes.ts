@@ -22,7 +22,11 @@ const ID = '([0-9a-fA-F-]{36})';
 const notFound = (what: string): MockApiFailure =>
   new MockApiFailure(404, 'not_found', `${what} was not found in this organisation`);
 
-/** `GET /v1/attendance/list`, `/report/{id}`, `/exceptions`, `/exceptions/{id}`, `/holidays`, `/holidays/public`. */
+/**
+ * `GET /v1/attendance/list`, `/report/{id}`, `/exceptions`, `/exceptions/{id}`, `/holidays`, `/holidays/public`.
+ * @example
+ * attendanceRoutes.find((r) => r.pattern.test('/v1/attendance/list'))
+ */
 export const attendanceRoutes: readonly Route[] = [
   {
     pattern: /^\/v1\/attendance\/list$/,

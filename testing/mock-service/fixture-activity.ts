@@ -7,7 +7,11 @@ const STATUS_CYCLE = [2, 0, 1, 3, 2, 4, 5, 2, 0, 2];
 const EXCEPTION_CYCLE = ['Approved', 'Pending', 'Approved', 'Rejected', 'Cancelled', 'Approved'] as const;
 const TYPE_CYCLE = ['ExcusedAbsence', 'DayOffGranted', 'RemoteDay'] as const;
 
-/** Thirty requests of the main organisation spread over `year`, one of the other's, and annual balances. */
+/**
+ * Thirty requests of the main organisation spread over `year`, one of the other's, and annual balances.
+ * @example
+ * addLeaveRequests(state, ours, 2026);
+ */
 export function addLeaveRequests(state: MockState, ours: readonly EmployeeRow[], year: number): void {
   const london = state.companies[1]!.id;
   for (let i = 0; i < 30; i++) {
@@ -65,7 +69,11 @@ export function addLeaveRequests(state: MockState, ours: readonly EmployeeRow[],
     state.balances.push({ employeeId: e.id, leaveTypeId: state.leaveTypes[0]!.id, totalDays: 20 });
 }
 
-/** Clock-ins and a finished absence report for each of the ten working days before today, and today's first clock-ins. */
+/**
+ * Clock-ins and a finished absence report for each of the ten working days before today, and today's first clock-ins.
+ * @example
+ * addAttendance(state, ours, '2026-06-15');
+ */
 export function addAttendance(state: MockState, ours: readonly EmployeeRow[], today: string): void {
   const org = ours[0]!.organizationId;
   for (let d = 10; d >= 1; d--) {
@@ -81,7 +89,11 @@ export function addAttendance(state: MockState, ours: readonly EmployeeRow[], to
   });
 }
 
-/** The working day `count` working days before `today`. */
+/**
+ * The working day `count` working days before `today`.
+ * @example
+ * workingDayBefore('2026-06-15', 1) // '2026-06-12', the Friday before
+ */
 export function workingDayBefore(today: string, count: number): string {
   let day = today;
   for (let left = count; left > 0; ) {
@@ -91,7 +103,11 @@ export function workingDayBefore(today: string, count: number): string {
   return day;
 }
 
-/** Twenty exceptions around the attendance history, a bulk closure for London, and one of the other organisation. */
+/**
+ * Twenty exceptions around the attendance history, a bulk closure for London, and one of the other organisation.
+ * @example
+ * addExceptions(state, ours, '2026-06-15');
+ */
 export function addExceptions(state: MockState, ours: readonly EmployeeRow[], today: string): void {
   const hr = 'Helen Ruiz';
   for (let i = 0; i < 20; i++) {

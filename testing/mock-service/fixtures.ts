@@ -3,7 +3,11 @@ import { addAttendance, addExceptions, addLeaveRequests, workingDayBefore } from
 import { mockId } from './rules.js';
 import type { EmployeeRow, LeaveTypeRow, MockState } from './state.js';
 
-/** The API keys of the fixtures: organisation, permissions. */
+/**
+ * The API keys of the fixtures: organisation, permissions.
+ * @example
+ * createApiClient({ apiKey: FIXTURE_KEYS.full, baseUrl: mock.baseUrl })
+ */
 export const FIXTURE_KEYS = {
   full: 'wf_test_full_access',
   leave: 'wf_test_leave_only',
@@ -12,7 +16,11 @@ export const FIXTURE_KEYS = {
   otherOrganization: 'wf_test_other_organization',
 } as const;
 
-/** The second organisation, whose data the first one's keys must never reach. */
+/**
+ * The second organisation, whose data the first one's keys must never reach.
+ * @example
+ * state.employees.filter((e) => e.organizationId === OTHER_ORGANIZATION_ID)
+ */
 export const OTHER_ORGANIZATION_ID: string = mockId(0, 2);
 
 const NAMES = [

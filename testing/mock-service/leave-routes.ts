@@ -9,7 +9,11 @@ const ID = '([0-9a-fA-F-]{36})';
 const notFound = (what: string): MockApiFailure =>
   new MockApiFailure(404, 'not_found', `${what} was not found in this organisation`);
 
-/** `GET /v1/leaverequest/list`, `/details/{id}`, `/v1/leavebalance/get-leave-balance`, `/v1/leavetype/list`. */
+/**
+ * `GET /v1/leaverequest/list`, `/details/{id}`, `/v1/leavebalance/get-leave-balance`, `/v1/leavetype/list`.
+ * @example
+ * leaveRoutes.find((r) => r.pattern.test('/v1/leavetype/list'))
+ */
 export const leaveRoutes: readonly Route[] = [
   {
     pattern: /^\/v1\/leaverequest\/list$/,

@@ -4,7 +4,11 @@ import { statusName } from '../../api/statuses.js';
 
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
-/** A failed answer: HTTP status and the envelope's `code` and `message` (`isSuccessful: false`). */
+/**
+ * A failed answer: HTTP status and the envelope's `code` and `message` (`isSuccessful: false`).
+ * @example
+ * throw new MockApiFailure(404, 'not_found', 'the leave request was not found in this organisation');
+ */
 export class MockApiFailure extends Error {
   readonly status: number;
   readonly code: string;
@@ -104,7 +108,11 @@ export function paginate<T>(
   };
 }
 
-/** Case-insensitive "contains" for the search parameters. */
+/**
+ * Case-insensitive "contains" for the search parameters.
+ * @example
+ * matches('oka', 'Ada Okafor') // true
+ */
 export function matches(term: string | undefined, ...fields: string[]): boolean {
   return term === undefined || fields.some((f) => f.toLowerCase().includes(term.toLowerCase()));
 }

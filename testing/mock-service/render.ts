@@ -27,12 +27,20 @@ import type {
 
 const fullName = (e: EmployeeRow): string => `${e.firstName} ${e.lastName}`;
 
-/** The employee of a row (the fixtures never leave one dangling). */
+/**
+ * The employee of a row (the fixtures never leave one dangling).
+ * @example
+ * employeeOf(state, row.employeeId).companyId
+ */
 export function employeeOf(state: MockState, id: string): EmployeeRow {
   return state.employees.find((e) => e.id === id)!;
 }
 
-/** A leave request list item; dates written `YYYY-MM-DDT00:00:00` like the service. */
+/**
+ * A leave request list item; dates written `YYYY-MM-DDT00:00:00` like the service.
+ * @example
+ * renderLeaveRequest(state, state.leaveRequests[0]!).startDate // '2026-01-05T00:00:00'
+ */
 export function renderLeaveRequest(state: MockState, row: LeaveRequestRow): LeaveRequest {
   const employee = employeeOf(state, row.employeeId);
   return {
@@ -50,7 +58,11 @@ export function renderLeaveRequest(state: MockState, row: LeaveRequestRow): Leav
   };
 }
 
-/** A leave request with the details endpoint's extra fields. */
+/**
+ * A leave request with the details endpoint's extra fields.
+ * @example
+ * renderLeaveDetails(state, row).relievers
+ */
 export function renderLeaveDetails(state: MockState, row: LeaveRequestRow): LeaveRequestDetails {
   const employee = employeeOf(state, row.employeeId);
   return {
@@ -69,7 +81,11 @@ export function renderLeaveDetails(state: MockState, row: LeaveRequestRow): Leav
   };
 }
 
-/** An attendance record; optional fields are left out when there is nothing to say. */
+/**
+ * An attendance record; optional fields are left out when there is nothing to say.
+ * @example
+ * renderAttendance(state, state.attendance[0]!).applicableDay
+ */
 export function renderAttendance(state: MockState, row: AttendanceRow): AttendanceRecord {
   const employee = employeeOf(state, row.employeeId);
   const company = state.companies.find((c) => c.id === employee.companyId)!;
@@ -112,7 +128,11 @@ function seconds(time: string): number {
   return h * 3600 + m * 60 + s;
 }
 
-/** An attendance exception as an API key sees it: reason, remarks, attachment and history withheld. */
+/**
+ * An attendance exception as an API key sees it: reason, remarks, attachment and history withheld.
+ * @example
+ * renderException(state, row).canCancel // false
+ */
 export function renderException(state: MockState, row: ExceptionRow): AttendanceException {
   const employee = employeeOf(state, row.employeeId);
   const { employeeId, ...rest } = row;
@@ -127,7 +147,11 @@ export function renderException(state: MockState, row: ExceptionRow): Attendance
   };
 }
 
-/** A company holiday as listed for `year`, or undefined when it does not fall in that year. */
+/**
+ * A company holiday as listed for `year`, or undefined when it does not fall in that year.
+ * @example
+ * renderHoliday(state, row, 2030)?.occursOn
+ */
 export function renderHoliday(state: MockState, row: HolidayRow, year: number): CompanyHoliday | undefined {
   const occursOn = row.isRecurring ? `${year}${row.date.slice(4)}` : row.date;
   if (!occursOn.startsWith(String(year)) || (row.isRecurring && row.date.slice(0, 4) > String(year)))
@@ -143,7 +167,11 @@ export function renderHoliday(state: MockState, row: HolidayRow, year: number): 
   };
 }
 
-/** Public holidays of `year` in the given countries, in date order. */
+/**
+ * Public holidays of `year` in the given countries, in date order.
+ * @example
+ * renderPublicHolidays(state, [1, 2], 2026)
+ */
 export function renderPublicHolidays(
   state: MockState,
   countryIds: readonly number[],
@@ -164,7 +192,11 @@ export function renderPublicHolidays(
     .sort((a, b) => a.startDate.localeCompare(b.startDate) || a.countryId - b.countryId);
 }
 
-/** The countries of an organisation: its own, its companies' and their offices'. */
+/**
+ * The countries of an organisation: its own, its companies' and their offices'.
+ * @example
+ * organizationCountries(state, organizationId) // [1, 2, 3]
+ */
 export function organizationCountries(state: MockState, organizationId: string): number[] {
   const own = state.organizations.find((o) => o.id === organizationId)!.countryId;
   const companies = state.companies

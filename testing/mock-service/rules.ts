@@ -6,18 +6,30 @@ import type { EmployeeRow, ExceptionRow, MockState, ReportRow } from './state.js
 
 const LATE_CUT_OFF = '09:00:00';
 
-/** Ids the mock hands out, deterministic per kind and number so fixtures are the same on every run. */
+/**
+ * Ids the mock hands out, deterministic per kind and number so fixtures are the same on every run.
+ * @example
+ * mockId(0, 1) // '00000000-0000-4000-8000-000000000001'
+ */
 export function mockId(kind: number, n: number): string {
   return `${kind.toString(16).padStart(8, '0')}-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
 }
 
-/** The country ids of a company and its offices. */
+/**
+ * The country ids of a company and its offices.
+ * @example
+ * companyCountries(state, companyId) // [1, 2]
+ */
 export function companyCountries(state: MockState, companyId: string): number[] {
   const company = state.companies.find((c) => c.id === companyId);
   return company === undefined ? [] : [company.countryId, ...company.officeCountryIds];
 }
 
-/** True when `date` is a public holiday in the employee's company country or a company holiday that covers them. */
+/**
+ * True when `date` is a public holiday in the employee's company country or a company holiday that covers them.
+ * @example
+ * isHoliday(state, employee, '2026-12-25')
+ */
 export function isHoliday(state: MockState, employee: EmployeeRow, date: string): boolean {
   const company = state.companies.find((c) => c.id === employee.companyId);
   const publicDay = state.publicHolidays.some((h) => {
@@ -34,12 +46,20 @@ export function isHoliday(state: MockState, employee: EmployeeRow, date: string)
   return publicDay || companyDay;
 }
 
-/** Working days in a range: weekends and holidays are not counted (spec "Leave request" `days`). */
+/**
+ * Working days in a range: weekends and holidays are not counted (spec "Leave request" `days`).
+ * @example
+ * workingDays(state, employee, '2026-03-02', '2026-03-08') // 5
+ */
 export function workingDays(state: MockState, employee: EmployeeRow, start: string, end: string): number {
   return eachDay(start, end).filter((d) => !isWeekend(d) && !isHoliday(state, employee, d)).length;
 }
 
-/** The approved exception covering `date` for this employee, if any. */
+/**
+ * The approved exception covering `date` for this employee, if any.
+ * @example
+ * approvedException(state, employee.id, '2026-06-12')?.type
+ */
 export function approvedException(
   state: MockState,
   employeeId: string,
@@ -50,7 +70,11 @@ export function approvedException(
   );
 }
 
-/** This year's balance (spec "Leave balance", rule 1 for a pair never set up). */
+/**
+ * This year's balance (spec "Leave balance", rule 1 for a pair never set up).
+ * @example
+ * leaveBalance(state, employee, leaveTypeId, '2026').daysRemaining
+ */
 export function leaveBalance(
   state: MockState,
   employee: EmployeeRow,
@@ -85,7 +109,11 @@ export function leaveBalance(
   };
 }
 
-/** An employee clocks in (spec "Attendance status" transitions): Present on time, Late after the cut-off. */
+/**
+ * An employee clocks in (spec "Attendance status" transitions): Present on time, Late after the cut-off.
+ * @example
+ * clockIn(state, employee, '2026-06-15', '09:20:00') // a Late record
+ */
 export function clockIn(
   state: MockState,
   employee: EmployeeRow,
@@ -114,6 +142,8 @@ export function clockIn(
 /**
  * HR runs the absence report for a day: every expected employee without a record gets Absent, Leave, Holiday
  * or Excused, and the report's counts are final.
+ * @example
+ * runAbsenceReport(state, organizationId, '2026-06-15', new Date().toISOString()).reportId
  */
 export function runAbsenceReport(
   state: MockState,

@@ -52,7 +52,11 @@ export interface SenderOptions {
   readonly fetch?: typeof fetch;
 }
 
-/** The default retry waits: 1 min, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, 14 h (about 41.6 h in all, under two days). */
+/**
+ * The default retry waits: 1 min, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, 14 h (about 41.6 h in all, under two days).
+ * @example
+ * createMockService({ retryScheduleMs: DEFAULT_RETRY_SCHEDULE_MS.map((ms) => ms / 1000) })
+ */
 export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [1, 5, 30, 120, 300, 600, 600, 840].map(
   (m) => m * 60_000,
 );

@@ -45,22 +45,38 @@ const decide = (state: MockState, id: string, to: LeaveStatusName, type: string)
   };
 };
 
-/** Approves a Submitted or Pending leave request: `leave.approved` with the spec's fields. */
+/**
+ * Approves a Submitted or Pending leave request: `leave.approved` with the spec's fields.
+ * @example
+ * const { type, data } = approveLeave(state, requestId); // 'leave.approved'
+ */
 export function approveLeave(state: MockState, id: string): Change {
   return decide(state, id, 'Approved', 'leave.approved');
 }
 
-/** Rejects one: `leave.rejected` (payload not shown by the spec; the mock mirrors leave.approved). */
+/**
+ * Rejects one: `leave.rejected` (payload not shown by the spec; the mock mirrors leave.approved).
+ * @example
+ * rejectLeave(state, requestId).type // 'leave.rejected'
+ */
 export function rejectLeave(state: MockState, id: string): Change {
   return decide(state, id, 'Rejected', 'leave.rejected');
 }
 
-/** Withdraws one (status Abandoned): `leave.cancelled` (payload not shown; mirrors leave.approved). */
+/**
+ * Withdraws one (status Abandoned): `leave.cancelled` (payload not shown; mirrors leave.approved).
+ * @example
+ * cancelLeave(state, requestId).type // 'leave.cancelled'
+ */
 export function cancelLeave(state: MockState, id: string): Change {
   return decide(state, id, 'Abandoned', 'leave.cancelled');
 }
 
-/** Runs the day's absence report: `attendance.absence_report.completed` carrying `reportId`. */
+/**
+ * Runs the day's absence report: `attendance.absence_report.completed` carrying `reportId`.
+ * @example
+ * completeAbsenceReport(state, organizationId, '2026-06-15', new Date().toISOString()).data.reportId
+ */
 export function completeAbsenceReport(
   state: MockState,
   organizationId: string,
@@ -78,7 +94,11 @@ export function completeAbsenceReport(
   };
 }
 
-/** Approves a Pending exception: `attendance.exception.approved` (payload not shown by the spec). */
+/**
+ * Approves a Pending exception: `attendance.exception.approved` (payload not shown by the spec).
+ * @example
+ * approveException(state, exceptionId, new Date().toISOString()).type
+ */
 export function approveException(state: MockState, id: string, at: string): Change {
   const row = state.exceptions.find((e) => e.id === id);
   if (row === undefined || row.status !== 'Pending') {
