@@ -1,0 +1,81 @@
+// examples/scaling runs as two real processes on one Redis, and docs/scaling.md shows its code as it is.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSignedDelivery } from 'workforce-webhooks/testing';
+import { sync } from '../../scripts/snippets.js';
+import { redisUrl } from '../setup/redis-helpers.js';
+
+const secret = 'whsec_scaling_example_test';
+const script = fileURLToPath(new URL('../../examples/scaling/server.ts', import.meta.url));
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+});
+
+// Starts the example; resolves with its port and the JSON lines it prints.
+async function startExample(): Promise<{
+  url: string;
+  lines: Record<string, unknown>[];
+  exited: Promise<number | null>;
+}> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+    env: { ...process.env, REDIS_URL: redisUrl, PORT: '0', WORKFORCE_WEBHOOK_SECRET: secret },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.push(child);
+  const lines: Record<string, unknown>[] = [];
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const port = await new Promise<number>((resolve, reject) => {
+    let buffered = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString();
+      const complete = buffered.split('\n');
+      buffered = complete.pop() ?? '';
+      for (const line of complete.filter(Boolean)) {
+        const parsed = JSON.parse(line) as Record<string, unknown>;
+        lines.push(parsed);
+        if (typeof parsed.listening === 'number') resolve(parsed.listening);
+      }
+    });
+    void exited.then((code) => reject(new Error(`examples/scaling exited with ${code}`)));
+  });
+  return { url: `http://127.0.0.1:${port}/webhooks/workforce`, lines, exited };
+}
+
+describe('docs/scaling.md', () => {
+  it('shows every snippet exactly as examples/scaling has it', () => {
+    const doc = readFileSync(new URL('../../docs/scaling.md', import.meta.url), 'utf8');
+    expect(doc).toContain('<!-- snippet: examples/scaling/server.ts#scaling -->');
+    expect(sync(doc).stale).toEqual([]);
+  });
+});
+
+describe.skipIf(!redisUrl)('examples/scaling', () => {
+  it('runs as two instances: duplicates across them are processed once, and SIGTERM drains and exits', async () => {
+    const instances = await Promise.all([startExample(), startExample()]);
+    const ids = Array.from({ length: 10 }, () => crypto.randomUUID());
+    const answers = await Promise.all(
+      ids.flatMap((id) =>
+        instances.map(async ({ url }) => {
+          const delivery = await createSignedDelivery({ secret, type: 'leave.approved', id });
+          return (await fetch(url, { method: 'POST', headers: delivery.headers, body: delivery.body }))
+            .status;
+        }),
+      ),
+    );
+    // Per event: one 202, and the other copy a duplicate (200) or still in progress (409, retried later).
+    for (let i = 0; i < ids.length; i++) {
+      expect(answers.slice(2 * i, 2 * i + 2).sort()).toEqual(expect.arrayContaining([202]));
+    }
+    expect(answers.filter((status) => status === 202)).toHaveLength(ids.length);
+    const processed = () =>
+      instances.flatMap(({ lines }) => lines.map((line) => line.processed).filter(Boolean));
+    await expect.poll(() => processed().length).toBe(ids.length);
+    expect([...processed()].sort()).toEqual([...ids].sort());
+
+    for (const child of children) child.kill('SIGTERM');
+    expect(await Promise.all(instances.map(({ exited }) => exited))).toEqual([0, 0]);
+  });
+});
