@@ -109,6 +109,159 @@ describe('records as the spec writes them', () => {
   });
 });
 
+describe('field names of every resource, as the spec tables list them', () => {
+  // Required fields, then fields the spec marks as missing when there is nothing to say.
+  const resources: [string, () => Promise<unknown>, string[], string[]][] = [
+    [
+      'leave request (details)',
+      async () => (await get(`/v1/leaverequest/details/${mock.state.leaveRequests[0]!.id}`)).body.data,
+      [
+        'id',
+        'employeeId',
+        'employeeName',
+        'leaveTypeName',
+        'startDate',
+        'endDate',
+        'days',
+        'leaveStatusId',
+        'leaveStatus',
+        'comments',
+        'requestedOn',
+        'firstName',
+        'lastName',
+        'workMode',
+        'jobRoles',
+        'department',
+        'documents',
+        'relievers',
+        'handoffNote',
+      ],
+      [],
+    ],
+    [
+      'leave balance',
+      async () =>
+        (
+          await get(
+            `/v1/leavebalance/get-leave-balance?EmployeeId=${mock.state.employees[0]!.id}&LeaveTypeId=${mock.state.leaveTypes[0]!.id}`,
+          )
+        ).body.data,
+      ['totalDays', 'daysTaken', 'daysRemaining', 'leavePending', 'leaveRejected'],
+      [],
+    ],
+    [
+      'leave type',
+      async () => (await get('/v1/leavetype/list')).body.data.data[0],
+      [
+        'id',
+        'name',
+        'description',
+        'maxLeaveDays',
+        'carryForward',
+        'eligibilityCriteria',
+        'requiresDocument',
+        'requiredDocument',
+        'isActive',
+        'created',
+        'lastModified',
+      ],
+      [],
+    ],
+    [
+      'attendance record',
+      async () => (await get('/v1/attendance/list?PageSize=500')).body.data.data,
+      [
+        'id',
+        'employeeId',
+        'firstName',
+        'lastName',
+        'email',
+        'department',
+        'role',
+        'company',
+        'attendanceDate',
+        'applicableDay',
+        'trackingMethod',
+        'status',
+        'totalWorkedHours',
+        'workmode',
+        'needsReview',
+      ],
+      ['clockInTime', 'clockOutTime', 'location', 'attendanceExceptionId', 'excuseType', 'excusedHalfDay'],
+    ],
+    [
+      'absence report',
+      async () => (await get(`/v1/attendance/report/${mock.state.reports[0]!.reportId}`)).body.data,
+      [
+        'reportId',
+        'reportDate',
+        'status',
+        'isWorkDay',
+        'completedAt',
+        'totalEmployeesProcessed',
+        'presentCount',
+        'lateCount',
+        'absentCount',
+        'leaveCount',
+        'holidayCount',
+        'excusedCount',
+        'excusedAbsenceCount',
+        'unexcusedAbsenceCount',
+      ],
+      [],
+    ],
+    [
+      'attendance exception',
+      async () => (await get('/v1/attendance/exceptions?PageSize=100')).body.data.data,
+      [
+        'id',
+        'employeeId',
+        'employeeName',
+        'companyId',
+        'startDate',
+        'endDate',
+        'days',
+        'type',
+        'isPaid',
+        'status',
+        'requiresApproval',
+        'createdByName',
+        'created',
+        'canCancel',
+      ],
+      ['halfDay', 'batchId', 'approvedByName', 'approvedAt', 'rejectedAt', 'cancelledAt'],
+    ],
+    [
+      'company holiday',
+      async () => (await get('/v1/attendance/holidays')).body.data,
+      ['id', 'name', 'date', 'occursOn', 'isRecurring'],
+      ['companyId', 'companyName'],
+    ],
+    [
+      'public holiday',
+      async () => (await get('/v1/attendance/holidays/public')).body.data,
+      ['name', 'startDate', 'endDate', 'countryId', 'countryName'],
+      [],
+    ],
+  ];
+  it.each(resources)('%s', async (_, fetchRecords, required, optional) => {
+    const found = await fetchRecords();
+    const records = (Array.isArray(found) ? found : [found]) as Record<string, unknown>[];
+    expect(records.length).toBeGreaterThan(0);
+    for (const record of records) {
+      for (const field of required) expect(record, field).toHaveProperty(field);
+      for (const field of Object.keys(record)) expect([...required, ...optional]).toContain(field);
+    }
+    if (optional.length > 0) {
+      const seen = new Set(records.flatMap((r) => Object.keys(r)));
+      expect(
+        optional.filter((field) => !seen.has(field)),
+        'optional fields the fixtures never show',
+      ).toEqual([]);
+    }
+  });
+});
+
 describe('keys: organisation and permission (spec "Authentication")', () => {
   it('refuses a missing or unknown key with isSuccessful false', async () => {
     for (const key of [null, 'nope']) {
@@ -164,4 +317,23 @@ describe('rate limit (spec "Limits": 300 a minute per key, Retry-After)', () => 
       await local.close();
     }
   });
+});
+
+describe('fixtures around any today', () => {
+  it.each(['2026-01-01', '2026-01-03', '2027-12-31', '2028-02-29'])(
+    'builds ten finished days and runs the report of %s',
+    async (today) => {
+      const local = await createMockService({ today });
+      try {
+        expect(local.state.reports).toHaveLength(10);
+        expect(local.state.reports.every((r) => r.reportDate < today && r.isWorkDay)).toBe(true);
+        const { event } = await local.completeAbsenceReport();
+        const report = local.state.reports.at(-1)!;
+        expect(event.data).toEqual({ reportId: report.reportId, reportDate: today });
+        expect(report.totalEmployeesProcessed).toBe(8);
+      } finally {
+        await local.close();
+      }
+    },
+  );
 });

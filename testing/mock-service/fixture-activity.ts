@@ -132,6 +132,23 @@ export function addExceptions(state: MockState, ours: readonly EmployeeRow[], to
       ...(status === 'Cancelled' ? { cancelledAt: `${addDays(start, -1)}T10:00:00.000Z` } : {}),
     });
   }
+  // An approved half day inside the attendance history, so records show `excusedHalfDay`.
+  const halfDay = workingDayBefore(today, 2);
+  state.exceptions.push({
+    id: mockId(0xe8c, 50),
+    employeeId: ours[2]!.id,
+    startDate: halfDay,
+    endDate: halfDay,
+    halfDay: 'SecondHalf',
+    type: 'ExcusedAbsence',
+    isPaid: true,
+    status: 'Approved',
+    requiresApproval: false,
+    createdByName: hr,
+    created: `${addDays(halfDay, -1)}T10:00:00.000Z`,
+    approvedByName: hr,
+    approvedAt: `${addDays(halfDay, -1)}T11:00:00.000Z`,
+  });
   // A bulk closure: one batch, one approval, everyone in London.
   const batchId = mockId(0xba7c, 1);
   const closure = addDays(today, 10);
