@@ -59,12 +59,9 @@ function array<T>(data: unknown, map: (item: T) => T): readonly T[] {
  */
 export function createAttendanceApi(get: Transport): AttendanceApi {
   const listRecords: AttendanceApi['listRecords'] = async (params, options) =>
-    toPage(await get('/v1/attendance/list', buildQuery(FIELDS.attendance!, params), options), record);
+    toPage(await get('/v1/attendance/list', buildQuery(FIELDS.attendance, params), options), record);
   const listExceptions: AttendanceApi['listExceptions'] = async (params, options) =>
-    toPage(
-      await get('/v1/attendance/exceptions', buildQuery(FIELDS.exceptions!, params), options),
-      exception,
-    );
+    toPage(await get('/v1/attendance/exceptions', buildQuery(FIELDS.exceptions, params), options), exception);
   return {
     listRecords,
     iterateRecords: (params = {}, options) => iteratePages((p) => listRecords(p, options), params),
@@ -80,7 +77,7 @@ export function createAttendanceApi(get: Transport): AttendanceApi {
       );
     },
     async listHolidays(params, options) {
-      const data = await get('/v1/attendance/holidays', buildQuery(FIELDS.holidays!, params), options);
+      const data = await get('/v1/attendance/holidays', buildQuery(FIELDS.holidays, params), options);
       return array<CompanyHoliday>(data, (h) => ({
         ...h,
         date: toCalendarDate(h.date),
@@ -88,7 +85,7 @@ export function createAttendanceApi(get: Transport): AttendanceApi {
       }));
     },
     async listPublicHolidays(params, options) {
-      const data = await get('/v1/attendance/holidays/public', buildQuery(FIELDS.holidays!, params), options);
+      const data = await get('/v1/attendance/holidays/public', buildQuery(FIELDS.holidays, params), options);
       return array<PublicHoliday>(data, (h) => ({
         ...h,
         startDate: toCalendarDate(h.startDate),

@@ -6,6 +6,9 @@ import { buildQuery, FIELDS, uuid } from './query.js';
 import type { LeaveBalance, LeaveRequest, LeaveRequestDetails, LeaveType, Page } from './records.js';
 import type { CallOptions, Transport } from './transport.js';
 
+// Spec: "both must be sent"; the answer to one alone is not shown, so the client never sends one alone.
+const BOTH_DATES = ['StartDate', 'EndDate'] as const;
+
 /** `api.leave`: leave requests, balances and types. */
 export interface LeaveApi {
   /** One page of leave requests (default 25 a page, newest first). */
@@ -44,12 +47,12 @@ export function normaliseLeaveRequest<T extends LeaveRequest>(record: T): T {
 export function createLeaveApi(get: Transport): LeaveApi {
   const listRequests: LeaveApi['listRequests'] = async (params, options) =>
     toPage(
-      await get('/v1/leaverequest/list', buildQuery(FIELDS.leaveRequests!, params), options),
+      await get('/v1/leaverequest/list', buildQuery(FIELDS.leaveRequests, params, BOTH_DATES), options),
       normaliseLeaveRequest<LeaveRequest>,
     );
   const listTypes: LeaveApi['listTypes'] = async (params, options) =>
     toPage(
-      await get('/v1/leavetype/list', buildQuery(FIELDS.leaveTypes!, params), options),
+      await get('/v1/leavetype/list', buildQuery(FIELDS.leaveTypes, params), options),
       (t: LeaveType) => t,
     );
   return {
@@ -63,7 +66,7 @@ export function createLeaveApi(get: Transport): LeaveApi {
       // Both are required by the spec: refuse a call without them rather than let the service guess.
       uuid('EmployeeId', params?.employeeId);
       uuid('LeaveTypeId', params?.leaveTypeId);
-      const query = buildQuery(FIELDS.leaveBalance!, params);
+      const query = buildQuery(FIELDS.leaveBalance, params);
       return (await get('/v1/leavebalance/get-leave-balance', query, options)) as LeaveBalance;
     },
     listTypes,

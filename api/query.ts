@@ -33,9 +33,14 @@ const page: readonly Field[] = [
 /**
  * The fields of each endpoint, in the spec's order.
  * @example
- * buildQuery(FIELDS.exceptions!, { pageSize: 100 })
+ * buildQuery(FIELDS.exceptions, { pageSize: 100 })
  */
-export const FIELDS: Readonly<Record<string, readonly Field[]>> = {
+export const FIELDS: Readonly<
+  Record<
+    'leaveRequests' | 'leaveBalance' | 'leaveTypes' | 'attendance' | 'exceptions' | 'holidays',
+    readonly Field[]
+  >
+> = {
   leaveRequests: [
     ...page,
     ['companyId', 'CompanyId', 'uuid'],
@@ -94,11 +99,15 @@ export const FIELDS: Readonly<Record<string, readonly Field[]>> = {
 
 /**
  * Checks `params` against the endpoint's fields and returns the query string under the spec's names; throws
- * `InvalidParameterError` before anything is sent.
+ * `InvalidParameterError` before anything is sent. `together` names two parameters that go in pairs.
  * @example
- * buildQuery(FIELDS.leaveRequests!, { pageSize: 50, leaveStatus: 'Approved' }) // 'PageSize=50&LeaveStatus=Approved'
+ * buildQuery(FIELDS.leaveRequests, { pageSize: 50, leaveStatus: 'Approved' }) // 'PageSize=50&LeaveStatus=Approved'
  */
-export function buildQuery(fields: readonly Field[], params: object | undefined): string {
+export function buildQuery(
+  fields: readonly Field[],
+  params: object | undefined,
+  together?: readonly [string, string],
+): string {
   const values = (params ?? {}) as Record<string, unknown>;
   const known = new Set(fields.map(([key]) => key));
   for (const key of Object.keys(values)) {
@@ -115,11 +124,11 @@ export function buildQuery(fields: readonly Field[], params: object | undefined)
     if (value === undefined || value === null) continue;
     query.set(name, checkValue(name, kind, value));
   }
-  if (query.has('StartDate') !== query.has('EndDate') && fields === FIELDS.leaveRequests) {
-    // Spec: "both must be sent"; what the service does with one is not shown, so it is never sent alone.
+  if (together !== undefined && query.has(together[0]) !== query.has(together[1])) {
+    const [first, second] = together;
     throw new InvalidParameterError(
-      query.has('StartDate') ? 'EndDate' : 'StartDate',
-      'StartDate and EndDate must be sent together',
+      query.has(first) ? second : first,
+      `${first} and ${second} must be sent together`,
     );
   }
   return query.toString();
