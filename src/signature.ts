@@ -90,10 +90,10 @@ export async function verifySignature({
     );
   }
   const bytes = typeof payload === 'string' ? encoder.encode(payload) : payload;
-  if (
-    parsed.signatures.length === 0 ||
-    !(await verifyDigests(secrets, parsed.timestamp, bytes, parsed.signatures))
-  ) {
+  const matched =
+    parsed.signatures.length > 0 && verifyDigests(secrets, parsed.timestamp, bytes, parsed.signatures);
+  // node:crypto answers synchronously, Web Crypto with a promise: awaiting only the latter saves a tick.
+  if (!(typeof matched === 'boolean' ? matched : await matched)) {
     throw new WebhookVerificationError('signature_mismatch', 'no v1 signature matches the body and secret');
   }
   return parsed;

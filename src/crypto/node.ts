@@ -12,15 +12,16 @@ export async function signHex(secret: string, timestamp: string, payload: Uint8A
 
 /**
  * True when the digest under any secret equals any 64-hex-character candidate, compared in constant time.
+ * Answers synchronously (Web Crypto's backend answers with a promise): the caller skips an await per delivery.
  * @example
  * await verifyDigests(['whsec_abc'], '1700000000', body, [v1]);
  */
-export async function verifyDigests(
+export function verifyDigests(
   secrets: readonly string[],
   timestamp: string,
   payload: Uint8Array,
   candidates: readonly string[],
-): Promise<boolean> {
+): boolean | Promise<boolean> {
   const decoded = candidates.map((hex) => Buffer.from(hex, 'hex'));
   const prefix = `${timestamp}.`;
   let matched = false;
