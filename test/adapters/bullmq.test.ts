@@ -3,7 +3,6 @@ import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  createMemoryQueue,
   createMemoryStore,
   createReceiver,
   type EventQueue,
@@ -184,11 +183,5 @@ describe.skipIf(!redisUrl)('createBullmqQueue', () => {
     const lazy = new Redis(redisUrl, { lazyConnect: true });
     expect(() => createBullmqQueue({ connection: lazy, concurrency: 0 })).toThrow(/concurrency/);
     lazy.disconnect();
-  });
-});
-
-describe('createMemoryQueue stays the default', () => {
-  it('is what a receiver uses without a queue option', () => {
-    expect(createMemoryQueue()).toBeDefined();
   });
 });
