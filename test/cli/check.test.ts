@@ -153,14 +153,16 @@ describe('check fails broken receivers with the right reasons', () => {
   });
 
   it('a receiver that answers too slowly', async () => {
+    // Refusals come at once; valid deliveries never get an answer, so only the time limit can end them.
     const url = await serve(async (req, res) => {
       const { ok } = await verified(req);
-      if (!ok) return void res.writeHead(400).end();
-      setTimeout(() => res.writeHead(200).end(), 400);
+      if (!ok) res.writeHead(400).end();
     });
-    const { code, failed } = await check(url, 150);
+    const { code, failed } = await check(url, 600);
     expect(code).toBe(1);
     expect(Object.keys(failed)).toEqual(['valid delivery', 'same event', 'unknown event', 'no redirect']);
-    expect(failed['valid delivery']).toMatch(/no answer within 150 ms/);
+    expect(failed['valid delivery']).toMatch(
+      /no answer within 600 ms: a slower answer is a failed delivery.*spec rule 2/,
+    );
   });
 });
