@@ -3,6 +3,7 @@ import { pathToFileURL } from 'node:url';
 // #region imports
 import express, { type Express } from 'express';
 import { createReceiver, type Receiver } from 'workforce-webhooks';
+import type { ApiClient } from 'workforce-webhooks/api';
 import { createExpressMiddleware } from 'workforce-webhooks/express';
 // #endregion imports
 
@@ -15,6 +16,8 @@ export interface ExampleOptions {
   readonly secret?: string;
   /** Where the handlers report what they did. Default `console.log`. */
   readonly log?: (line: string) => void;
+  /** A read-API client, handed to handlers as `ctx.api` (the demo points it at the local mock service). */
+  readonly api?: ApiClient;
 }
 
 /**
@@ -25,9 +28,11 @@ export interface ExampleOptions {
 export function createExampleApp({
   secret = process.env.WORKFORCE_WEBHOOK_SECRET ?? DEMO_SECRET,
   log = console.log,
+  api,
 }: ExampleOptions = {}): { readonly app: Express; readonly receiver: Receiver } {
   // #region quickstart
-  const receiver = createReceiver({ secret });
+  // `api` (optional): a read-API client, handed to every handler as `ctx.api`.
+  const receiver = createReceiver({ secret, api });
 
   receiver.on('leave.approved', async (event, ctx) => {
     // `event.data` is typed. Leave dates are calendar dates: keep the day as sent, never a local-zone Date.

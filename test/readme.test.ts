@@ -1,0 +1,17 @@
+// The README's code blocks are regions of examples/ files (which smoke tests run), so they cannot rot.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { sync } from '../scripts/snippets.js';
+
+describe('README', () => {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+
+  it('shows every snippet exactly as its example has it', () => {
+    expect(sync(readme).stale).toEqual([]);
+  });
+
+  it('gives the two set-up commands', () => {
+    expect(readme).toContain('npm install && npm start');
+    expect(readme).toContain('npm test');
+  });
+});
