@@ -7,6 +7,7 @@ import { collect, markdown, met, show, type Target } from './report.js';
 const SECTIONS = {
   verify: SERVER_CORE,
   http: CLIENT_CORE,
+  breakdown: SERVER_CORE,
   'fast-ack': CLIENT_CORE,
   memory: SERVER_CORE,
   redis: CLIENT_CORE,
