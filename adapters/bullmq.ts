@@ -1,7 +1,8 @@
 // The BullMQ queue: an accepted event is a Redis job before the 202, run by workers on any instance, kept through crashes.
 import { type Job, Queue, Worker } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
-import { ConfigurationError, HandlerTimeoutError, WebhookError } from '../src/errors.js';
+import { startAttempt } from '../src/attempt.js';
+import { ConfigurationError, WebhookError } from '../src/errors.js';
 import {
   type Backoff,
   type DeadLetter,
@@ -157,27 +158,21 @@ export function createBullmqQueue({
 
   const processor = async (job: EventJob, _token?: string, lost?: AbortSignal): Promise<void> => {
     const { data } = job;
-    const controller = new AbortController();
-    // BullMQ cancels with a string reason (shutdown, lost lock): handlers get an Error.
-    const abort = (): void => controller.abort(new WebhookError('shutting_down', String(lost?.reason)));
-    lost?.addEventListener('abort', abort, { once: true });
-    const timer = setTimeout(
-      () => controller.abort(new HandlerTimeoutError(handlerTimeoutMs)),
-      handlerTimeoutMs,
-    );
-    const aborted = new Promise<never>((_, reject) => {
-      controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
+    const attempt = startAttempt(hooks!.process, data, {
+      attempt: (data.attemptsMade ?? 0) + job.attemptsMade + 1,
+      timeoutMs: handlerTimeoutMs,
     });
+    // BullMQ cancels with a string reason (shutdown, lost lock): handlers get an Error.
+    const abort = (): void => attempt.abort(new WebhookError('shutting_down', String(lost?.reason)));
+    lost?.addEventListener('abort', abort, { once: true });
     try {
-      const attempt = (data.attemptsMade ?? 0) + job.attemptsMade + 1;
-      await Promise.race([hooks!.process(data, { attempt, signal: controller.signal }), aborted]);
+      await attempt.done;
     } catch (error) {
       // Kept on the job before BullMQ records the failure, so the next attempt (any instance) skips them.
       if (error instanceof HandlerFailure && error.completed.length > (data.completed?.length ?? 0))
         await job.updateData({ ...data, completed: error.completed });
       throw error;
     } finally {
-      clearTimeout(timer);
       lost?.removeEventListener('abort', abort);
     }
   };

@@ -1,5 +1,6 @@
 // The in-process queue: bounded, concurrency-limited, retried with backoff, dead letters, graceful drain.
-import { ConfigurationError, HandlerTimeoutError, WebhookError } from './errors.js';
+import { startAttempt } from './attempt.js';
+import { ConfigurationError, WebhookError } from './errors.js';
 import {
   type Backoff,
   type DeadLetter,
@@ -32,7 +33,7 @@ interface Job {
   attempt: number;
   completed: readonly number[];
   timer?: ReturnType<typeof setTimeout>;
-  controller?: AbortController;
+  abort?: (reason: unknown) => void;
   resolve: () => void;
 }
 
@@ -144,7 +145,7 @@ class MemoryQueue implements EventQueue {
       // Nothing is dropped silently: what could not finish in time is handed to onDeadLetter.
       this.#abandoning = true;
       const reason = new WebhookError('shutting_down', 'the receiver closed before this event was processed');
-      for (const job of this.#active) job.controller?.abort(reason);
+      for (const job of this.#active) job.abort?.(reason);
       for (const job of this.#delayed) clearTimeout(job.timer);
       const left = [...this.#ready.slice(this.#head), ...this.#delayed];
       this.#ready = [];
@@ -169,20 +170,15 @@ class MemoryQueue implements EventQueue {
   }
 
   async #run(job: Job): Promise<void> {
-    const hooks = this.#hooks!;
-    const controller = new AbortController();
-    job.controller = controller;
+    const data = job.completed.length === 0 ? job.data : { ...job.data, completed: job.completed };
+    const attempt = startAttempt(this.#hooks!.process, data, {
+      attempt: job.attempt,
+      timeoutMs: this.#timeoutMs,
+    });
+    job.abort = attempt.abort;
     this.#active.add(job);
-    const timer = setTimeout(
-      () => controller.abort(new HandlerTimeoutError(this.#timeoutMs)),
-      this.#timeoutMs,
-    );
     try {
-      const aborted = new Promise<never>((_, reject) => {
-        controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
-      });
-      const data = job.completed.length === 0 ? job.data : { ...job.data, completed: job.completed };
-      await Promise.race([hooks.process(data, { attempt: job.attempt, signal: controller.signal }), aborted]);
+      await attempt.done;
       this.#active.delete(job);
       job.resolve();
     } catch (error) {
@@ -203,7 +199,6 @@ class MemoryQueue implements EventQueue {
         await this.#bury(job, error);
       }
     } finally {
-      clearTimeout(timer);
       this.#pump();
       if (this.#size === 0) this.#onIdle?.();
     }

@@ -1,23 +1,18 @@
-// createReceiver: verify, parse, dedupe, queue or run inline, and answer from the status table.
-import type { ApiClient } from '../api/client.js';
+// createReceiver: verify, parse, dedupe, then queue or run inline, and answer from the status table.
 import { readRequestBody } from './body.js';
+import { createClaims } from './claims.js';
+import { createDispatcher } from './dispatch.js';
 import { CURRENT_API_VERSION, parseEvent } from './envelope.js';
-import { ConfigurationError, HandlerTimeoutError, WebhookError, WebhookVerificationError } from './errors.js';
-import type { HeadersInput } from './headers.js';
-import { headerValue } from './headers.js';
-import { createWarnOnce, type Logger, silentLogger } from './logger.js';
-import { createMemoryQueue } from './memory-queue.js';
-import {
-  type AttemptContext,
-  type DeadLetter,
-  type EventQueue,
-  HandlerFailure,
-  type QueuedEvent,
-} from './queue.js';
+import { WebhookError, WebhookVerificationError } from './errors.js';
+import { type HeadersInput, headerValue } from './headers.js';
+import { createInlineRunner } from './inline.js';
+import { createWarnOnce, type Logger } from './logger.js';
+import { type ReceiverOptions, resolveOptions } from './options.js';
+import type { DeadLetter, EnqueueResult, QueuedEvent } from './queue.js';
 import { createRegistry } from './registry.js';
 import { answers, type WebhookResponse, withBackground } from './responses.js';
-import { type Secret, secretList, verifySignature } from './signature.js';
-import { createMemoryStore, DEFAULT_DONE_TTL_MS, type DedupeStore } from './store.js';
+import { verifySignature } from './signature.js';
+import type { ClaimResult } from './store.js';
 import type {
   ErrorHandler,
   EventDataMap,
@@ -25,42 +20,11 @@ import type {
   EventOf,
   EventPattern,
   Handler,
-  HandlerContext,
   TypesOf,
   WorkforceEvent,
 } from './types.js';
 
-/** Options of `createReceiver`. */
-export interface ReceiverOptions {
-  /** The endpoint's signing secret (`whsec_...`), or several during rotation. */
-  readonly secret: Secret;
-  /** Largest allowed clock difference with the signature's `t`, both ways. Default 300. */
-  readonly toleranceSeconds?: number;
-  /** The clock, in milliseconds like `Date.now`. */
-  readonly now?: () => number;
-  /** Where event ids are remembered. Default `createMemoryStore()`; several instances: `createRedisStore()`. */
-  readonly store?: DedupeStore;
-  /** Where accepted events wait. Default `createMemoryQueue()`; durable: `createBullmqQueue()`. */
-  readonly queue?: EventQueue;
-  /** `queue` (default): answer 202 at once, handlers run from the queue. `inline`: run handlers before answering. */
-  readonly mode?: 'queue' | 'inline';
-  /** Inline mode: answer 202 after this long and let the run finish in the background. Default 8000 (the sender waits 10 s). */
-  readonly ackDeadlineMs?: number;
-  /** Inline mode: one run's time limit; a run past it is aborted and handed to the queue. Default 30 000. */
-  readonly handlerTimeoutMs?: number;
-  /** Bodies over this many bytes are refused with 413. Default 1 MiB. */
-  readonly maxBodyBytes?: number;
-  /** pino-shaped; silent by default. Never given bodies or secrets. */
-  readonly logger?: Logger;
-  /** Called with every event whose handlers failed every attempt. */
-  readonly onDeadLetter?: (letter: DeadLetter) => unknown;
-  /** How long a claim holds before another delivery may take it over; renewed while handlers run. Default 30 000. */
-  readonly leaseMs?: number;
-  /** How long a done id is remembered. Default 72 h (longer than the sender's two days of retries). */
-  readonly doneTtlMs?: number;
-  /** A read-API client (`createApiClient` from `workforce-webhooks/api`), handed to handlers as `ctx.api`. */
-  readonly api?: ApiClient;
-}
+export type { ReceiverOptions } from './options.js';
 
 /** What adapters pass to `receiver.handle`. */
 export interface HandleInput {
@@ -108,9 +72,7 @@ export interface Receiver<M = EventDataMap> {
   readonly logger: Logger;
 }
 
-type Outcome = { readonly ok: true } | { readonly ok: false; readonly error: unknown };
 const both = (a: Promise<unknown>, b: Promise<unknown>): Promise<void> => Promise.all([a, b]).then(() => {});
-const DEADLINE = Symbol('deadline');
 
 /**
  * Creates a receiver for the Workforce Service's signed webhooks.
@@ -119,134 +81,32 @@ const DEADLINE = Symbol('deadline');
  * receiver.on('leave.approved', async (event) => calendar.block(event.data.employeeId, event.data.startDate));
  */
 export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Receiver<M> {
-  const {
-    secret,
-    toleranceSeconds = 300,
-    now = Date.now,
-    store = createMemoryStore({ now }),
-    queue = createMemoryQueue(),
-    mode = 'queue',
-    ackDeadlineMs = 8000,
-    handlerTimeoutMs = 30_000,
-    maxBodyBytes = 1024 * 1024,
-    logger = silentLogger,
-    onDeadLetter,
-    leaseMs = 30_000,
-    doneTtlMs = DEFAULT_DONE_TTL_MS,
-    api,
-  } = options ?? ({} as ReceiverOptions);
-  const secrets = secretList(secret);
-  if (mode !== 'queue' && mode !== 'inline') throw new ConfigurationError(`mode must be 'queue' or 'inline'`);
-  for (const [name, value] of Object.entries({
-    toleranceSeconds,
-    ackDeadlineMs,
-    handlerTimeoutMs,
-    maxBodyBytes,
-    leaseMs,
-    doneTtlMs,
-  })) {
-    if (!Number.isFinite(value) || value <= 0)
-      throw new ConfigurationError(`${name} must be a positive number`);
-  }
+  const { secrets, toleranceSeconds, now, store, queue, mode, maxBodyBytes, logger, leaseMs, ...rest } =
+    resolveOptions(options);
   const registry = createRegistry();
   const warnOnce = createWarnOnce(logger);
-  const inlineRuns = new Set<{ controller: AbortController; done: Promise<unknown> }>();
+  const claims = createClaims({ store, logger, leaseMs, doneTtlMs: rest.doneTtlMs });
+  const { process, deadLetter } = createDispatcher({
+    registry,
+    logger,
+    api: rest.api,
+    onDeadLetter: rest.onDeadLetter,
+  });
+  queue.start({ process, onDeadLetter: deadLetter, logger });
   let closing = false;
 
-  const reportError = async (error: unknown, event: WorkforceEvent | undefined): Promise<void> => {
-    for (const handler of registry.errorHandlers) {
-      try {
-        await handler(error, event);
-      } catch (hookError) {
-        logger.error({ err: hookError }, 'workforce-webhooks: an onError handler threw');
-      }
-    }
-  };
-
-  // One attempt: every matching handler that has not yet succeeded, side by side.
-  const processJob = async (job: QueuedEvent, attempt: AttemptContext): Promise<void> => {
-    const { event } = job;
-    const ctx: HandlerContext = {
-      deliveryId: job.deliveryId,
-      attempt: attempt.attempt,
-      signal: attempt.signal,
-      logger,
-      get api() {
-        if (api === undefined) {
-          throw new ConfigurationError(
-            'ctx.api needs a client: createReceiver({ secret, api: createApiClient({ apiKey, baseUrl }) })',
-          );
-        }
-        return api;
-      },
-    };
-    const completed = [...(job.completed ?? [])];
-    const errors: unknown[] = [];
-    await Promise.all(
-      registry.match(event.type).map(async ({ index, handler }) => {
-        if (completed.includes(index)) return;
-        try {
-          await handler(event, ctx);
-          completed.push(index);
-        } catch (error) {
-          errors.push(error);
-          logger.warn(
-            { eventId: event.id, type: event.type, attempt: attempt.attempt, err: error },
-            'workforce-webhooks: handler failed',
-          );
-          await reportError(error, event);
-        }
-      }),
-    );
-    if (errors.length > 0) throw new HandlerFailure(errors, completed);
-  };
-
-  const deadLetter = async (letter: DeadLetter): Promise<void> => {
-    logger.error(
-      { eventId: letter.event.id, type: letter.event.type, attempts: letter.attempts, err: letter.error },
-      'workforce-webhooks: event dead-lettered after its last attempt',
-    );
-    try {
-      await onDeadLetter?.(letter);
-    } catch (error) {
-      logger.error({ err: error }, 'workforce-webhooks: onDeadLetter threw');
-    }
-  };
-
-  queue.start({ process: processJob, onDeadLetter: deadLetter, logger });
-
-  const release = (id: string, token: string): Promise<unknown> =>
-    store
-      .release(id, token)
-      .catch((error) =>
-        logger.error({ eventId: id, err: error }, 'workforce-webhooks: could not release a claim'),
-      );
-  // Never rejects: a failure to mark an id done is logged, and never changes an answer.
-  const complete = (id: string, token: string): Promise<void> =>
-    store.complete(id, token, doneTtlMs).then(
-      (held) => {
-        if (!held)
-          logger.warn(
-            { eventId: id },
-            'workforce-webhooks: the claim expired before the event was marked done',
-          );
-      },
-      (error) => {
-        logger.error({ eventId: id, err: error }, 'workforce-webhooks: could not mark an event done');
-      },
-    );
-
-  const enqueue = async (job: QueuedEvent, id: string, token: string): Promise<WebhookResponse> => {
-    let result: Awaited<ReturnType<EventQueue['enqueue']>>;
+  const enqueue = async (job: QueuedEvent, token: string): Promise<WebhookResponse> => {
+    const id = job.event.id;
+    let result: EnqueueResult;
     try {
       result = await queue.enqueue(job);
     } catch (error) {
-      await release(id, token);
+      await claims.release(id, token);
       logger.error({ eventId: id, err: error }, 'workforce-webhooks: the queue refused the event');
       return closing ? answers.unavailable.shutting_down : answers.unavailable.queue_unavailable;
     }
     if (result.status === 'full') {
-      await release(id, token);
+      await claims.release(id, token);
       warnOnce(
         'queue_full',
         {},
@@ -254,78 +114,23 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
       );
       return answers.unavailable.queue_full;
     }
-    // The answer does not wait on marking the id done (a failure there is only logged, never answered): one
-    // store round trip before the 202 instead of two. The mark still runs before the platform may freeze us.
-    const marked = complete(id, token);
+    // The queue owns the event now. Marking the id done is not awaited (a failure there is only logged): one
+    // store round trip before the 202 instead of two; the mark is part of the background work.
+    const marked = claims.complete(id, token);
     return withBackground(
       answers.accepted,
       result.settled === undefined ? marked : both(marked, result.settled),
     );
   };
 
-  const runInline = async (job: QueuedEvent, id: string, token: string): Promise<WebhookResponse> => {
-    const controller = new AbortController();
-    const timeout = setTimeout(
-      () => controller.abort(new HandlerTimeoutError(handlerTimeoutMs)),
-      handlerTimeoutMs,
-    );
-    const renewal = setInterval(() => {
-      store
-        .renew(id, token, leaseMs)
-        .catch((error) =>
-          logger.warn({ eventId: id, err: error }, 'workforce-webhooks: lease renewal failed'),
-        );
-    }, leaseMs / 3);
-    const aborted = new Promise<never>((_, reject) => {
-      controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
-    });
-    const run: Promise<Outcome> = Promise.race([
-      processJob(job, { attempt: 1, signal: controller.signal }),
-      aborted,
-    ]).then(
-      () => ({ ok: true }),
-      (error: unknown) => ({ ok: false, error }),
-    );
-    const entry = { controller, done: run };
-    inlineRuns.add(entry);
-    void run.finally(() => {
-      clearTimeout(timeout);
-      clearInterval(renewal);
-      inlineRuns.delete(entry);
-    });
-    let deadline: ReturnType<typeof setTimeout> | undefined;
-    const first = await Promise.race([
-      run,
-      new Promise<typeof DEADLINE>((r) => {
-        deadline = setTimeout(r, ackDeadlineMs, DEADLINE);
-      }),
-    ]);
-    clearTimeout(deadline);
-    if (first !== DEADLINE) {
-      if (first.ok) {
-        await complete(id, token);
-        return answers.processed;
-      }
-      await release(id, token);
-      return answers.handlerFailed;
-    }
-    // Past the deadline: answer now, and let the queue own whatever is left (DESIGN "Processing modes").
-    const background = run.then(async (outcome) => {
-      if (outcome.ok) return void (await complete(id, token));
-      const completed = outcome.error instanceof HandlerFailure ? outcome.error.completed : [];
-      const handedOver = await enqueue({ ...job, attemptsMade: 1, completed }, id, token);
-      if (handedOver.status !== 202) {
-        await deadLetter({
-          event: job.event,
-          deliveryId: job.deliveryId,
-          attempts: 1,
-          error: outcome.error,
-          failedAt: Date.now(),
-        });
-      }
-    });
-    return withBackground(answers.accepted, background);
-  };
+  const inline = createInlineRunner({
+    process,
+    claims,
+    ackDeadlineMs: rest.ackDeadlineMs,
+    handlerTimeoutMs: rest.handlerTimeoutMs,
+    handOver: enqueue,
+    deadLetter,
+  });
 
   const refuseBody = (problem: BodyProblem): WebhookResponse => {
     if (problem.kind === 'too_large') return answers.payloadTooLarge;
@@ -339,6 +144,7 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     return answers.rawBodyUnavailable;
   };
 
+  // The hot path: one HMAC over the bytes as received, one JSON.parse, one claim, one enqueue.
   const handle = async ({ method, headers, body, bodyProblem }: HandleInput): Promise<WebhookResponse> => {
     if (method !== undefined && method !== 'POST' && method.toUpperCase() !== 'POST')
       return answers.methodNotAllowed;
@@ -349,13 +155,8 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     if (body.byteLength > maxBodyBytes) return answers.payloadTooLarge;
     const deliveryId = headerValue(headers, 'svc-delivery-id');
     try {
-      await verifySignature({
-        payload: body,
-        header: headerValue(headers, 'svc-signature'),
-        secret: secrets,
-        toleranceSeconds,
-        now,
-      });
+      const header = headerValue(headers, 'svc-signature');
+      await verifySignature({ payload: body, header, secret: secrets, toleranceSeconds, now });
     } catch (error) {
       if (!(error instanceof WebhookVerificationError)) throw error;
       logger.info({ code: error.code, deliveryId }, 'workforce-webhooks: delivery refused');
@@ -369,9 +170,10 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
       return answers.badRequest.invalid_payload;
     }
     if (event.apiVersion !== CURRENT_API_VERSION) {
+      const { apiVersion } = event;
       warnOnce(
-        `api_version:${event.apiVersion}`,
-        { apiVersion: event.apiVersion },
+        `api_version:${apiVersion}`,
+        { apiVersion },
         'workforce-webhooks: unknown apiVersion, accepted',
       );
     }
@@ -382,7 +184,7 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
       );
       return answers.ignored;
     }
-    let claim: Awaited<ReturnType<DedupeStore['claim']>>;
+    let claim: ClaimResult;
     try {
       claim = await store.claim(event.id, leaseMs);
     } catch (error) {
@@ -392,7 +194,7 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     if (claim.status === 'done') return answers.duplicate;
     if (claim.status === 'in_progress') return answers.inProgress;
     const job: QueuedEvent = { event, deliveryId };
-    return mode === 'queue' ? enqueue(job, event.id, claim.token) : runInline(job, event.id, claim.token);
+    return mode === 'queue' ? enqueue(job, claim.token) : inline.run(job, claim.token);
   };
 
   const receiver: Receiver<M> = {
@@ -420,13 +222,14 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     },
     async fetch(request, platform) {
       let response: WebhookResponse;
-      if (request.method !== 'POST') response = answers.methodNotAllowed;
+      const { method, headers } = request;
+      if (method !== 'POST') response = answers.methodNotAllowed;
       else {
         const body = await readRequestBody(request, maxBodyBytes);
         response = await receiver.handle(
           typeof body === 'string'
-            ? { method: request.method, headers: request.headers, bodyProblem: { kind: body } }
-            : { method: request.method, headers: request.headers, body },
+            ? { method, headers, bodyProblem: { kind: body } }
+            : { method, headers, body },
         );
       }
       if (response.background !== undefined) platform?.waitUntil?.(response.background);
@@ -434,15 +237,7 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     },
     async close({ timeoutMs = 10_000 } = {}) {
       closing = true;
-      const runs = [...inlineRuns];
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const expired = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, timeoutMs);
-      });
-      await Promise.race([Promise.all(runs.map((run) => run.done)), expired]);
-      clearTimeout(timer);
-      for (const run of runs)
-        run.controller.abort(new WebhookError('shutting_down', 'the receiver is closing'));
+      await inline.close(timeoutMs, new WebhookError('shutting_down', 'the receiver is closing'));
       await queue.close({ timeoutMs });
     },
     deadLetters: () => queue.deadLetters(),
