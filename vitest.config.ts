@@ -27,7 +27,7 @@ const config: ViteUserConfig = defineConfig({
         resolve: { alias: [...packageAliases, crypto('node')] },
         test: {
           name: 'node',
-          include: ['test/**/*.test.ts'],
+          include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
           exclude: ['test/e2e/**'],
           globalSetup: ['test/setup/redis.ts'],
           testTimeout: 20_000,

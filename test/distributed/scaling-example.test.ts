@@ -1,4 +1,4 @@
-// examples/scaling runs as two real processes on one Redis, and docs/scaling.md shows its code as it is.
+// examples/scaling runs as two real processes on one Redis, and the README shows its code as it is.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -44,9 +44,9 @@ async function startExample(): Promise<{
   return { url: `http://127.0.0.1:${port}/webhooks/workforce`, lines, exited };
 }
 
-describe('docs/scaling.md', () => {
-  it('shows every snippet exactly as examples/scaling has it', () => {
-    const doc = readFileSync(new URL('../../docs/scaling.md', import.meta.url), 'utf8');
+describe('README "Running several instances"', () => {
+  it('shows the example exactly as examples/scaling has it', () => {
+    const doc = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
     expect(doc).toContain('<!-- snippet: examples/scaling/server.ts#scaling -->');
     expect(sync(doc).stale).toEqual([]);
   });

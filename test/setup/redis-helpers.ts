@@ -21,7 +21,7 @@ afterAll(async () => {
 });
 
 /**
- * An ioredis client set up as docs/scaling.md advises for the store (fails fast while Redis is away),
+ * An ioredis client set up as the README ("Running several instances") advises for the store (fails fast while Redis is away),
  * closed after the file's tests.
  * @example
  * const client = connectRedis();

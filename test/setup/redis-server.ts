@@ -39,7 +39,7 @@ async function freePort(): Promise<number> {
 }
 
 function launch(port: number, dir: string): Promise<ChildProcess> {
-  // No persistence (a restart is an empty Redis, like a lost cache) and noeviction, as docs/scaling.md requires.
+  // No persistence (a restart is an empty Redis, like a lost cache) and noeviction, as the README ("Running several instances") requires.
   const child = spawn(
     REDIS_SERVER_BINARY,
     [
