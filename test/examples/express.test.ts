@@ -1,8 +1,5 @@
 // Smoke test of examples/express: the README quick start, started on loopback and sent signed deliveries.
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { createServer } from 'node:http';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createSignedDelivery } from 'workforce-webhooks/testing';
 import { createExampleApp, DEMO_SECRET } from '../../examples/express/server.js';
@@ -10,9 +7,9 @@ import { eventually, expectAnswer, post } from '../contract/adapter-client.js';
 import { LEAVE_APPROVED } from '../contract/adapter-dedupe.js';
 import { listen } from '../contract/adapter-listen.js';
 import type { MountedApp } from '../contract/adapter-suite.js';
+import { itRunsDirectly } from '../support/example-process.js';
 
 const SECRET = 'whsec_example_test_4bV7qL2xR9';
-const root = fileURLToPath(new URL('../../', import.meta.url));
 
 describe('examples/express', () => {
   let mounted: MountedApp | undefined;
@@ -93,39 +90,5 @@ describe('examples/express', () => {
     await demo.receiver.close();
   });
 
-  it('listens on PORT when run directly and shuts down cleanly on SIGTERM', async () => {
-    const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0' };
-    delete env.WORKFORCE_WEBHOOK_SECRET;
-    const child = spawn(process.execPath, ['--import', 'tsx', 'examples/express/server.ts'], {
-      cwd: root,
-      env,
-    });
-    let output = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      output += chunk;
-    });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      output += chunk;
-    });
-    try {
-      await eventually(() => expect(output).toMatch(/listening on http:\/\/localhost:\d+\//), {
-        tries: 300,
-        intervalMs: 50,
-      });
-      const port = /localhost:(\d+)\//.exec(output)![1];
-      const delivery = await createSignedDelivery({
-        secret: DEMO_SECRET,
-        type: 'leave.approved',
-        data: LEAVE_APPROVED,
-      });
-      expectAnswer(await post(`http://127.0.0.1:${port}/webhooks/workforce`, delivery), 202, {
-        received: true,
-      });
-      await eventually(() => expect(output).toContain(`audit: leave.approved ${delivery.event.id}`));
-    } finally {
-      child.kill('SIGTERM');
-    }
-    const [code] = await once(child, 'exit');
-    expect(code).toBe(0);
-  });
+  itRunsDirectly('examples/express/server.ts', DEMO_SECRET);
 });

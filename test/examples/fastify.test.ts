@@ -1,16 +1,13 @@
 // Smoke test of examples/fastify: the quick start, listening on loopback and sent signed deliveries.
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSignedDelivery } from 'workforce-webhooks/testing';
 import { createExampleApp, DEMO_SECRET } from '../../examples/fastify/server.js';
-import { eventually, expectAnswer, post } from '../contract/adapter-client.js';
+import { expectAnswer, post } from '../contract/adapter-client.js';
 import { LEAVE_APPROVED } from '../contract/adapter-dedupe.js';
 import type { MountedApp } from '../contract/adapter-suite.js';
+import { itRunsDirectly } from '../support/example-process.js';
 
 const SECRET = 'whsec_example_test_fastify_3Qz9';
-const root = fileURLToPath(new URL('../../', import.meta.url));
 
 describe('examples/fastify', () => {
   let mounted: MountedApp | undefined;
@@ -52,39 +49,5 @@ describe('examples/fastify', () => {
     );
   });
 
-  it('listens on PORT when run directly and shuts down cleanly on SIGTERM', async () => {
-    const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0' };
-    delete env.WORKFORCE_WEBHOOK_SECRET;
-    const child = spawn(process.execPath, ['--import', 'tsx', 'examples/fastify/server.ts'], {
-      cwd: root,
-      env,
-    });
-    let output = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      output += chunk;
-    });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      output += chunk;
-    });
-    try {
-      await eventually(() => expect(output).toMatch(/listening on http:\/\/localhost:\d+\//), {
-        tries: 300,
-        intervalMs: 50,
-      });
-      const port = /localhost:(\d+)\//.exec(output)![1];
-      const delivery = await createSignedDelivery({
-        secret: DEMO_SECRET,
-        type: 'leave.approved',
-        data: LEAVE_APPROVED,
-      });
-      expectAnswer(await post(`http://127.0.0.1:${port}/webhooks/workforce`, delivery), 202, {
-        received: true,
-      });
-      await eventually(() => expect(output).toContain(`audit: leave.approved ${delivery.event.id}`));
-    } finally {
-      child.kill('SIGTERM');
-    }
-    const [code] = await once(child, 'exit');
-    expect(code).toBe(0);
-  });
+  itRunsDirectly('examples/fastify/server.ts', DEMO_SECRET);
 });

@@ -1,0 +1,49 @@
+// Runs an example as users do (`tsx examples/<x>/server.ts` with PORT=0), sends it a delivery, stops it with SIGTERM.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { expect, it } from 'vitest';
+import { createSignedDelivery } from 'workforce-webhooks/testing';
+import { eventually, expectAnswer, post } from '../contract/adapter-client.js';
+import { LEAVE_APPROVED } from '../contract/adapter-dedupe.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * Registers the test that an example listens on PORT when run directly, with its embedded demo secret, handles a
+ * signed delivery, and exits 0 on SIGTERM after draining.
+ * @example
+ * itRunsDirectly('examples/hono/server.ts', DEMO_SECRET);
+ */
+export function itRunsDirectly(path: string, demoSecret: string): void {
+  it('listens on PORT when run directly and shuts down cleanly on SIGTERM', async () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0' };
+    delete env.WORKFORCE_WEBHOOK_SECRET;
+    const child = spawn(process.execPath, ['--import', 'tsx', path], { cwd: root, env });
+    let output = '';
+    const collect = (chunk: string): void => {
+      output += chunk;
+    };
+    child.stdout.setEncoding('utf8').on('data', collect);
+    child.stderr.setEncoding('utf8').on('data', collect);
+    try {
+      await eventually(() => expect(output).toMatch(/listening on http:\/\/localhost:\d+\//), {
+        tries: 300,
+        intervalMs: 50,
+      });
+      const port = /localhost:(\d+)\//.exec(output)![1];
+      const delivery = await createSignedDelivery({
+        secret: demoSecret,
+        type: 'leave.approved',
+        data: LEAVE_APPROVED,
+      });
+      const answer = await post(`http://127.0.0.1:${port}/webhooks/workforce`, delivery);
+      expectAnswer(answer, 202, { received: true });
+      await eventually(() => expect(output).toContain(`audit: leave.approved ${delivery.event.id}`));
+    } finally {
+      child.kill('SIGTERM');
+    }
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(0);
+  });
+}
