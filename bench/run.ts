@@ -59,7 +59,7 @@ console.log('### Targets\n');
 for (const target of targets) {
   const goal = `${target.atMost === true ? '≤' : '≥'} ${show(target, target.goal)}`;
   console.log(
-    `- ${met(target) ? 'met   ' : 'MISSED'} ${target.name}: ${show(target, target.value)} (target ${goal})`,
+    `- ${met(target) ? 'met' : 'MISSED'}: ${target.name}: ${show(target, target.value)} (target ${goal})`,
   );
 }
-for (const name of failed) console.log(`- MISSED ${name}: the section did not run`);
+for (const name of failed) console.log(`- MISSED: ${name}: the section did not run`);
