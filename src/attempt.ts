@@ -25,12 +25,27 @@ export interface AttemptOptions {
  */
 export function startAttempt(process: JobProcessor, job: QueuedEvent, options: AttemptOptions): Attempt {
   const { attempt, timeoutMs } = options;
-  const controller = new AbortController();
-  const { signal } = controller;
-  const timer = setTimeout(() => controller.abort(new HandlerTimeoutError(timeoutMs)), timeoutMs);
+  // The controller is made when a handler reads `ctx.signal` or the attempt is aborted, and the race ends by a
+  // direct reject rather than a listener on the signal: per job, both cost more than the rest of the attempt.
+  let controller: AbortController | undefined;
+  let end!: (reason: unknown) => void;
   const aborted = new Promise<never>((_, reject) => {
-    signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+    end = reject;
   });
-  const done = Promise.race([process(job, { attempt, signal }), aborted]).finally(() => clearTimeout(timer));
-  return { done, abort: (reason) => controller.abort(reason) };
+  const abort = (reason: unknown): void => {
+    controller ??= new AbortController();
+    if (controller.signal.aborted) return;
+    controller.abort(reason);
+    end(controller.signal.reason);
+  };
+  const timer = setTimeout(() => abort(new HandlerTimeoutError(timeoutMs)), timeoutMs);
+  const context = {
+    attempt,
+    get signal(): AbortSignal {
+      controller ??= new AbortController();
+      return controller.signal;
+    },
+  };
+  const done = Promise.race([process(job, context), aborted]).finally(() => clearTimeout(timer));
+  return { done, abort };
 }

@@ -45,7 +45,10 @@ export function createDispatcher({ registry, logger, api, onDeadLetter }: Dispat
     const ctx: HandlerContext = {
       deliveryId: job.deliveryId,
       attempt: attempt.attempt,
-      signal: attempt.signal,
+      // Read on demand: the attempt makes its AbortController only when a handler asks for the signal.
+      get signal() {
+        return attempt.signal;
+      },
       logger,
       get api() {
         if (api === undefined) throw new ConfigurationError(MISSING_API);
