@@ -15,6 +15,9 @@ const HONO_FIX =
 export function createHonoHandler(
   receiver: Pick<Receiver<unknown>, 'handle' | 'maxBodyBytes'>,
 ): (c: Context) => Promise<Response> {
+  // `c.executionCtx` throws where there is none (Node, Bun); a throw per request costs more than the rest of the
+  // adapter, so the first one is remembered: the runtime does not change under a running handler.
+  let executionCtx = true;
   return async (c) => {
     const { raw } = c.req;
     const body = await readHonoBody(c, receiver.maxBodyBytes);
@@ -23,7 +26,7 @@ export function createHonoHandler(
         ? { method: raw.method, headers: raw.headers, body }
         : { method: raw.method, headers: raw.headers, bodyProblem: body },
     );
-    if (response.background !== undefined) keepAlive(c, response.background);
+    if (response.background !== undefined && executionCtx) executionCtx = keepAlive(c, response.background);
     // Every answer of the status table carries a JSON body.
     return c.body(response.body, response.status as ContentfulStatusCode, response.headers);
   };
@@ -42,13 +45,15 @@ async function readHonoBody(c: Context, limit: number): Promise<Uint8Array | Bod
   return typeof result === 'string' ? { kind: result } : result;
 }
 
-// `c.executionCtx` is a getter that throws where there is none (Node, Bun): there the process stays alive anyway.
-function keepAlive(c: Context, work: Promise<void>): void {
+// Hands work to Workers' `waitUntil`; false where there is no execution context (Node, Bun: the process stays
+// alive anyway).
+function keepAlive(c: Context, work: Promise<void>): boolean {
   let ctx: Context['executionCtx'];
   try {
     ctx = c.executionCtx;
   } catch {
-    return;
+    return false;
   }
   ctx.waitUntil(work);
+  return true;
 }

@@ -4,13 +4,23 @@
 export type BodyResult = Uint8Array | 'too_large' | 'unreadable';
 
 /**
- * Reads a request body up to `limit` bytes; stops reading (and cancels the stream) as soon as it is over.
+ * Reads a request body up to `limit` bytes: a larger declared length is refused unread, and a body without one
+ * is streamed and cancelled as soon as it passes the limit.
  * @example
  * const body = await readRequestBody(request, 1024 * 1024);
  */
 export async function readRequestBody(request: Request, limit: number): Promise<BodyResult> {
   const declared = request.headers.get('content-length');
-  if (declared !== null && Number(declared) > limit) return 'too_large';
+  if (declared !== null) {
+    if (Number(declared) > limit) return 'too_large';
+    // A declared length within the limit is held to by the HTTP layer, so read it in one go: on Node's fetch
+    // servers that skips building a Web stream, which costs more than the rest of the delivery.
+    try {
+      return new Uint8Array(await request.arrayBuffer());
+    } catch {
+      return 'unreadable';
+    }
+  }
   if (request.body === null) return new Uint8Array(0);
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];

@@ -2,8 +2,8 @@
 import type { ApiClient } from '../api/client.js';
 import { ConfigurationError } from './errors.js';
 import type { Logger } from './logger.js';
-import { type DeadLetter, HandlerFailure, type JobProcessor } from './queue.js';
-import type { Registry } from './registry.js';
+import { type AttemptContext, type DeadLetter, HandlerFailure, type JobProcessor } from './queue.js';
+import type { RegisteredHandler, Registry } from './registry.js';
 import type { HandlerContext, WorkforceEvent } from './types.js';
 
 /** What `createDispatcher` needs. */
@@ -23,6 +23,40 @@ export interface Dispatcher {
 const MISSING_API =
   'ctx.api needs a client: createReceiver({ secret, api: createApiClient({ apiKey, baseUrl }) })';
 
+// A class, not an object literal with getters: one is made per attempt, and prototype getters cost nothing to set up.
+class Context implements HandlerContext {
+  readonly deliveryId: string | undefined;
+  readonly logger: Logger;
+  readonly #attempt: AttemptContext;
+  readonly #api: ApiClient | undefined;
+
+  constructor(
+    deliveryId: string | undefined,
+    attempt: AttemptContext,
+    logger: Logger,
+    api: ApiClient | undefined,
+  ) {
+    this.deliveryId = deliveryId;
+    this.logger = logger;
+    this.#attempt = attempt;
+    this.#api = api;
+  }
+
+  get attempt(): number {
+    return this.#attempt.attempt;
+  }
+
+  // Read on demand: the attempt makes its AbortController only when a handler asks for the signal.
+  get signal(): AbortSignal {
+    return this.#attempt.signal;
+  }
+
+  get api(): ApiClient {
+    if (this.#api === undefined) throw new ConfigurationError(MISSING_API);
+    return this.#api;
+  }
+}
+
 /**
  * Builds the processor: every matching handler not yet done runs side by side; the failures are reported to
  * `onError` and thrown as one `HandlerFailure` that remembers which handlers succeeded.
@@ -40,39 +74,45 @@ export function createDispatcher({ registry, logger, api, onDeadLetter }: Dispat
     }
   };
 
+  // Resolves with no value on success, or with the failure: never rejects, so handlers run side by side.
+  const run = async (
+    { handler }: RegisteredHandler,
+    event: WorkforceEvent,
+    ctx: Context,
+  ): Promise<{ readonly error: unknown } | undefined> => {
+    try {
+      await handler(event, ctx);
+      return undefined;
+    } catch (error) {
+      logger.warn(
+        { eventId: event.id, type: event.type, attempt: ctx.attempt, err: error },
+        'workforce-webhooks: handler failed',
+      );
+      await reportError(error, event);
+      return { error };
+    }
+  };
+
   const process: JobProcessor = async (job, attempt) => {
     const { event } = job;
-    const ctx: HandlerContext = {
-      deliveryId: job.deliveryId,
-      attempt: attempt.attempt,
-      // Read on demand: the attempt makes its AbortController only when a handler asks for the signal.
-      get signal() {
-        return attempt.signal;
-      },
-      logger,
-      get api() {
-        if (api === undefined) throw new ConfigurationError(MISSING_API);
-        return api;
-      },
-    };
-    const completed = [...(job.completed ?? [])];
-    const errors: unknown[] = [];
-    await Promise.all(
-      registry.match(event.type).map(async ({ index, handler }) => {
-        if (completed.includes(index)) return;
-        try {
-          await handler(event, ctx);
-          completed.push(index);
-        } catch (error) {
-          errors.push(error);
-          logger.warn(
-            { eventId: event.id, type: event.type, attempt: attempt.attempt, err: error },
-            'workforce-webhooks: handler failed',
-          );
-          await reportError(error, event);
-        }
-      }),
+    const ctx = new Context(job.deliveryId, attempt, logger, api);
+    const handlers = registry.match(event.type);
+    const done = job.completed ?? [];
+    // The common case, one handler on its first attempt, skips the bookkeeping of the general one.
+    if (handlers.length === 1 && done.length === 0) {
+      const failed = await run(handlers[0]!, event, ctx);
+      if (failed !== undefined) throw new HandlerFailure([failed.error], []);
+      return;
+    }
+    const outcomes = await Promise.all(
+      handlers.map((entry) => (done.includes(entry.index) ? undefined : run(entry, event, ctx))),
     );
+    const completed: number[] = [];
+    const errors: unknown[] = [];
+    outcomes.forEach((outcome, i) => {
+      if (outcome === undefined) completed.push(handlers[i]!.index);
+      else errors.push(outcome.error);
+    });
     if (errors.length > 0) throw new HandlerFailure(errors, completed);
   };
 

@@ -1,5 +1,5 @@
 // The in-process queue: bounded, concurrency-limited, retried with backoff, dead letters, graceful drain.
-import { startAttempt } from './attempt.js';
+import { startAttempt, Watchdog } from './attempt.js';
 import { ConfigurationError, WebhookError } from './errors.js';
 import {
   type Backoff,
@@ -54,6 +54,7 @@ class MemoryQueue implements EventQueue {
   readonly #backoff: Backoff;
   readonly #timeoutMs: number;
   readonly #maxDeadLetters: number;
+  readonly #watchdog: Watchdog;
   #hooks: QueueHooks | undefined;
   #ready: Job[] = [];
   #head = 0;
@@ -87,6 +88,7 @@ class MemoryQueue implements EventQueue {
     this.#attempts = attempts;
     this.#backoff = backoff;
     this.#timeoutMs = handlerTimeoutMs;
+    this.#watchdog = new Watchdog(handlerTimeoutMs);
     this.#maxDeadLetters = maxDeadLetters;
   }
 
@@ -174,6 +176,7 @@ class MemoryQueue implements EventQueue {
     const attempt = startAttempt(this.#hooks!.process, data, {
       attempt: job.attempt,
       timeoutMs: this.#timeoutMs,
+      watchdog: this.#watchdog,
     });
     job.abort = attempt.abort;
     this.#active.add(job);
