@@ -22,7 +22,10 @@ export interface MemoryQueueOptions {
   readonly attempts?: number;
   /** Delay before each retry. Default exponential from 1 s to 5 min, with jitter. */
   readonly backoff?: Backoff;
-  /** One attempt's time limit; its `ctx.signal` is aborted then. Default 30 000. */
+  /**
+   * One attempt's time limit; its `ctx.signal` is aborted then. One timer checks every attempt, so the abort
+   * may come up to a quarter of the limit (at most 1 s) late. Default 30 000.
+   */
   readonly handlerTimeoutMs?: number;
   /** Dead letters kept; the oldest are dropped (and logged) past it. Default 10 000. */
   readonly maxDeadLetters?: number;
