@@ -7,7 +7,7 @@ import { eventually, expectAnswer, post } from '../contract/adapter-client.js';
 import { LEAVE_APPROVED } from '../contract/adapter-dedupe.js';
 import { listen } from '../contract/adapter-listen.js';
 import type { MountedApp } from '../contract/adapter-suite.js';
-import { itRunsDirectly } from '../support/example-process.js';
+import { expectValidCopyAndForgery, itRunsDirectly } from '../support/example-process.js';
 
 const SECRET = 'whsec_example_test_4bV7qL2xR9';
 
@@ -23,20 +23,7 @@ describe('examples/express', () => {
     const lines: string[] = [];
     const { app, receiver } = createExampleApp({ secret: SECRET, log: (line) => lines.push(line) });
     mounted = await listen(createServer(app));
-    const delivery = await createSignedDelivery({
-      secret: SECRET,
-      type: 'leave.approved',
-      data: LEAVE_APPROVED,
-    });
-
-    expectAnswer(await post(mounted.url, delivery), 202, { received: true });
-    expectAnswer(await post(mounted.url, delivery), 200, { received: true, duplicate: true });
-    const forged = await createSignedDelivery({
-      secret: 'whsec_attacker',
-      type: 'leave.approved',
-      data: LEAVE_APPROVED,
-    });
-    expectAnswer(await post(mounted.url, forged), 400, { error: 'signature_mismatch' });
+    const delivery = await expectValidCopyAndForgery(mounted.url, SECRET);
     await receiver.close();
 
     expect(lines.sort()).toEqual(

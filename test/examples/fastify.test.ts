@@ -1,11 +1,9 @@
 // Smoke test of examples/fastify: the quick start, listening on loopback and sent signed deliveries.
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSignedDelivery } from 'workforce-webhooks/testing';
 import { createExampleApp, DEMO_SECRET } from '../../examples/fastify/server.js';
-import { expectAnswer, post } from '../contract/adapter-client.js';
 import { LEAVE_APPROVED } from '../contract/adapter-dedupe.js';
 import type { MountedApp } from '../contract/adapter-suite.js';
-import { itRunsDirectly } from '../support/example-process.js';
+import { expectValidCopyAndForgery, itRunsDirectly } from '../support/example-process.js';
 
 const SECRET = 'whsec_example_test_fastify_3Qz9';
 
@@ -21,19 +19,7 @@ describe('examples/fastify', () => {
     const { app, receiver } = createExampleApp({ secret: SECRET, log: (line) => lines.push(line) });
     const address = await app.listen({ port: 0, host: '127.0.0.1' });
     mounted = { url: `${address}/webhooks/workforce`, close: () => app.close() };
-    const delivery = await createSignedDelivery({
-      secret: SECRET,
-      type: 'leave.approved',
-      data: LEAVE_APPROVED,
-    });
-    expectAnswer(await post(mounted.url, delivery), 202, { received: true });
-    expectAnswer(await post(mounted.url, delivery), 200, { received: true, duplicate: true });
-    const forged = await createSignedDelivery({
-      secret: 'whsec_attacker',
-      type: 'leave.approved',
-      data: LEAVE_APPROVED,
-    });
-    expectAnswer(await post(mounted.url, forged), 400, { error: 'signature_mismatch' });
+    const delivery = await expectValidCopyAndForgery(mounted.url, SECRET);
     const echo = await fetch(mounted.url.replace('/webhooks/workforce', '/api/echo'), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

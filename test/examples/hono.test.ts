@@ -2,13 +2,11 @@
 import type { Server } from 'node:http';
 import { createAdaptorServer } from '@hono/node-server';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSignedDelivery } from 'workforce-webhooks/testing';
 import { createExampleApp, DEMO_SECRET } from '../../examples/hono/server.js';
-import { expectAnswer, post } from '../contract/adapter-client.js';
 import { LEAVE_APPROVED } from '../contract/adapter-dedupe.js';
 import { listen } from '../contract/adapter-listen.js';
 import type { MountedApp } from '../contract/adapter-suite.js';
-import { itRunsDirectly } from '../support/example-process.js';
+import { expectValidCopyAndForgery, itRunsDirectly } from '../support/example-process.js';
 
 const SECRET = 'whsec_example_test_hono_7Kp2';
 
@@ -23,19 +21,7 @@ describe('examples/hono', () => {
     const lines: string[] = [];
     const { app, receiver } = createExampleApp({ secret: SECRET, log: (line) => lines.push(line) });
     mounted = await listen(createAdaptorServer({ fetch: app.fetch }) as Server);
-    const delivery = await createSignedDelivery({
-      secret: SECRET,
-      type: 'leave.approved',
-      data: LEAVE_APPROVED,
-    });
-    expectAnswer(await post(mounted.url, delivery), 202, { received: true });
-    expectAnswer(await post(mounted.url, delivery), 200, { received: true, duplicate: true });
-    const forged = await createSignedDelivery({
-      secret: 'whsec_attacker',
-      type: 'leave.approved',
-      data: LEAVE_APPROVED,
-    });
-    expectAnswer(await post(mounted.url, forged), 400, { error: 'signature_mismatch' });
+    const delivery = await expectValidCopyAndForgery(mounted.url, SECRET);
     const echo = await fetch(mounted.url.replace('/webhooks/workforce', '/api/echo'), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -47,3 +47,25 @@ export function itRunsDirectly(path: string, demoSecret: string): void {
     expect(code).toBe(0);
   });
 }
+
+/**
+ * What every example must do with a delivery: 202 for it, 200 duplicate for its copy, 400 for a forgery of it.
+ * Resolves with the delivery, so the caller can check what the handlers made of it.
+ * @example
+ * const delivery = await expectValidCopyAndForgery(mounted.url, SECRET);
+ */
+export async function expectValidCopyAndForgery(
+  url: string,
+  secret: string,
+): Promise<Awaited<ReturnType<typeof createSignedDelivery<'leave.approved'>>>> {
+  const delivery = await createSignedDelivery({ secret, type: 'leave.approved', data: LEAVE_APPROVED });
+  expectAnswer(await post(url, delivery), 202, { received: true });
+  expectAnswer(await post(url, delivery), 200, { received: true, duplicate: true });
+  const forged = await createSignedDelivery({
+    secret: 'whsec_attacker',
+    type: 'leave.approved',
+    data: LEAVE_APPROVED,
+  });
+  expectAnswer(await post(url, forged), 400, { error: 'signature_mismatch' });
+  return delivery;
+}
