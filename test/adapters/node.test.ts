@@ -1,9 +1,11 @@
-// The adapter contract through `createNodeHandler` on a plain `http.createServer`, and a streamed oversized body.
+// The adapter contract through `createNodeHandler` on a plain `http.createServer`, and how its body reader copes
+// with bodies in pieces, oversized, cut off or shorter than declared.
 import { createServer, request } from 'node:http';
+import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createReceiver } from 'workforce-webhooks';
 import { createNodeHandler } from 'workforce-webhooks/node';
-import { expectAnswer, post } from '../contract/adapter-client.js';
+import { eventually, expectAnswer, post } from '../contract/adapter-client.js';
 import { leaveApproved } from '../contract/adapter-dedupe.js';
 import { listen } from '../contract/adapter-listen.js';
 import { CONTRACT_SECRET, describeAdapterContract } from '../contract/adapter-suite.js';
@@ -54,6 +56,80 @@ describe('node:http adapter', () => {
         status: 413,
         body: { error: 'payload_too_large' },
       });
+      const next = await leaveApproved();
+      expectAnswer(await post(app.url, next), 202, { received: true });
+      await receiver.close();
+      expect(seen).toEqual([next.event.id]);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('reassembles a signed body sent in several chunks, byte for byte', async () => {
+    const receiver = createReceiver({ secret: CONTRACT_SECRET });
+    const seen: string[] = [];
+    receiver.on('leave.approved', (event) => {
+      seen.push(event.id);
+    });
+    const app = await listen(createServer(createNodeHandler(receiver)));
+    try {
+      const delivery = await leaveApproved();
+      const bytes = Buffer.from(delivery.body);
+      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request(app.url, { method: 'POST', headers: delivery.headers });
+        req.on('error', reject);
+        req.on('response', (res) => {
+          let body = '';
+          res.setEncoding('utf8').on('data', (chunk: string) => {
+            body += chunk;
+          });
+          res.on('end', () => resolve({ status: res.statusCode!, body }));
+        });
+        // Three writes a tick apart, so the server sees three 'data' events.
+        const third = Math.ceil(bytes.length / 3);
+        req.write(bytes.subarray(0, third));
+        setTimeout(() => {
+          req.write(bytes.subarray(third, 2 * third));
+          setTimeout(() => req.end(bytes.subarray(2 * third)), 5);
+        }, 5);
+      });
+      expect({ status: answer.status, body: JSON.parse(answer.body) as unknown }).toEqual({
+        status: 202,
+        body: { received: true },
+      });
+      await receiver.close();
+      expect(seen).toEqual([delivery.event.id]);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('runs nothing for a body cut off mid-way, and keeps serving', async () => {
+    const receiver = createReceiver({ secret: CONTRACT_SECRET });
+    const seen: string[] = [];
+    receiver.on('leave.approved', (event) => {
+      seen.push(event.id);
+    });
+    const handler = createNodeHandler(receiver);
+    const handled: Promise<void>[] = [];
+    const server = createServer((req, res) => void handled.push(handler(req, res)));
+    const app = await listen(server);
+    try {
+      const cut = await leaveApproved();
+      const { port } = new URL(app.url);
+      const socket = connect(Number(port), '127.0.0.1');
+      await new Promise<void>((resolve) => socket.once('connect', resolve));
+      const head = Object.entries(cut.headers)
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join('');
+      socket.write(
+        `POST /webhooks/workforce HTTP/1.1\r\nhost: 127.0.0.1\r\n${head}content-length: ${Buffer.byteLength(cut.body)}\r\n\r\n`,
+      );
+      socket.write(cut.body.slice(0, 40));
+      await eventually(() => expect(handled).toHaveLength(1));
+      socket.destroy();
+      // The handler settles (it answers nobody, the socket is gone) instead of waiting forever.
+      await handled[0];
       const next = await leaveApproved();
       expectAnswer(await post(app.url, next), 202, { received: true });
       await receiver.close();
