@@ -1,6 +1,6 @@
 // One attempt of a job: its own AbortSignal, a time limit, and an end as soon as the signal aborts.
 import { HandlerTimeoutError } from './errors.js';
-import type { AttemptContext, JobProcessor, QueuedEvent } from './queue.js';
+import type { AttemptContext, QueuedEvent } from './queue.js';
 
 /** A running attempt: `done` settles when the handlers do, or rejects with the abort reason first. */
 export interface Attempt {
@@ -16,7 +16,20 @@ export interface AttemptOptions {
   readonly timeoutMs: number;
   /** Enforces the limit from one shared timer (a busy queue); without it the attempt sets its own. */
   readonly watchdog?: Watchdog;
+  /**
+   * Called once when the attempt ends, with the failure or undefined, possibly before `startAttempt` returns
+   * (handlers that return at once). A queue that uses it need never read `done`.
+   */
+  readonly onEnd?: (failure: AttemptFailure | undefined) => void;
 }
+
+/** Why an attempt failed: what the handlers threw, or the abort reason. */
+export interface AttemptFailure {
+  readonly error: unknown;
+}
+
+/** Runs one attempt; may answer at once (no promise) when every handler returned without one. */
+export type AttemptProcessor = (job: QueuedEvent, ctx: AttemptContext) => void | PromiseLike<void>;
 
 /**
  * Aborts the attempts it watches once they pass their limit, from one interval timer for all of them. Per
@@ -65,36 +78,49 @@ export class Watchdog {
 }
 
 // One object per attempt, with the AbortController made only when a handler reads `signal` or the attempt is
-// aborted: per job, the controller and a listener on it cost more than the rest of the attempt.
+// aborted, and the `done` promise only when someone reads it: per job, each costs more than the rest of the
+// attempt. Handlers that return at once end it before the constructor returns, without touching a timer.
 class RunningAttempt implements Attempt, AttemptContext {
   readonly attempt: number;
   readonly deadline: number;
-  readonly done: Promise<void>;
   #controller: AbortController | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
-  #reject!: (reason: unknown) => void;
-  readonly #watchdog: Watchdog | undefined;
+  #watchdog: Watchdog | undefined;
+  #onEnd: ((failure: AttemptFailure | undefined) => void) | undefined;
+  #ended = false;
+  #failure: AttemptFailure | undefined;
+  #done: Promise<void> | undefined;
+  #resolve: (() => void) | undefined;
+  #reject: ((reason: unknown) => void) | undefined;
 
-  constructor(process: JobProcessor, job: QueuedEvent, { attempt, timeoutMs, watchdog }: AttemptOptions) {
+  constructor(
+    process: AttemptProcessor,
+    job: QueuedEvent,
+    { attempt, timeoutMs, watchdog, onEnd }: AttemptOptions,
+  ) {
     this.attempt = attempt;
     this.deadline = performance.now() + timeoutMs;
-    this.#watchdog = watchdog;
-    if (watchdog !== undefined) watchdog.watch(this);
-    else this.#timer = setTimeout(() => this.abort(new HandlerTimeoutError(timeoutMs)), timeoutMs);
-    this.done = new Promise<void>((resolve, reject) => {
-      this.#reject = reject;
-      // A handler that ignores its signal cannot hold the queue: an abort rejects `done` at once.
-      process(job, this).then(
-        () => {
-          this.#end();
-          resolve();
-        },
-        (error: unknown) => {
-          this.#end();
-          reject(error);
-        },
-      );
-    });
+    this.#onEnd = onEnd;
+    let result: void | PromiseLike<void>;
+    try {
+      result = process(job, this);
+    } catch (error) {
+      this.#finish({ error });
+      return;
+    }
+    if (result === undefined || typeof result.then !== 'function') {
+      this.#finish(undefined);
+      return;
+    }
+    // A handler that ignores its signal cannot hold the queue: an abort ends the attempt at once.
+    if (watchdog !== undefined) {
+      this.#watchdog = watchdog;
+      watchdog.watch(this);
+    } else this.#timer = setTimeout(() => this.abort(new HandlerTimeoutError(timeoutMs)), timeoutMs);
+    result.then(
+      () => this.#finish(undefined),
+      (error: unknown) => this.#finish({ error }),
+    );
   }
 
   get signal(): AbortSignal {
@@ -102,18 +128,38 @@ class RunningAttempt implements Attempt, AttemptContext {
     return this.#controller.signal;
   }
 
+  get done(): Promise<void> {
+    if (this.#done === undefined) {
+      if (!this.#ended) {
+        this.#done = new Promise<void>((resolve, reject) => {
+          this.#resolve = resolve;
+          this.#reject = reject;
+        });
+      } else
+        this.#done = this.#failure === undefined ? Promise.resolve() : Promise.reject(this.#failure.error);
+    }
+    return this.#done;
+  }
+
   // Bound, so queues can keep `attempt.abort` on their own records.
   readonly abort = (reason: unknown): void => {
+    if (this.#ended) return;
     const { signal } = this;
-    if (signal.aborted) return;
-    this.#controller!.abort(reason);
-    this.#end();
-    this.#reject(signal.reason);
+    if (!signal.aborted) this.#controller!.abort(reason);
+    this.#finish({ error: signal.reason });
   };
 
-  #end(): void {
+  #finish(failure: AttemptFailure | undefined): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#failure = failure;
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#watchdog?.forget(this);
+    if (failure === undefined) this.#resolve?.();
+    else this.#reject?.(failure.error);
+    const onEnd = this.#onEnd;
+    this.#onEnd = undefined;
+    onEnd?.(failure);
   }
 }
 
@@ -126,6 +172,6 @@ export type { RunningAttempt };
  * const attempt = startAttempt(hooks.process, job, { attempt: 1, timeoutMs: 30_000 });
  * await attempt.done;
  */
-export function startAttempt(process: JobProcessor, job: QueuedEvent, options: AttemptOptions): Attempt {
+export function startAttempt(process: AttemptProcessor, job: QueuedEvent, options: AttemptOptions): Attempt {
   return new RunningAttempt(process, job, options);
 }

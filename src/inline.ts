@@ -12,7 +12,7 @@ export interface InlineRunnerOptions {
   readonly ackDeadlineMs: number;
   readonly handlerTimeoutMs: number;
   /** Queues a run that failed after its 202, with the handlers that succeeded; resolves with the queue's answer. */
-  readonly handOver: (job: QueuedEvent, token: string) => Promise<WebhookResponse>;
+  readonly handOver: (job: QueuedEvent, token: string) => WebhookResponse | Promise<WebhookResponse>;
   readonly deadLetter: (letter: DeadLetter) => Promise<void>;
 }
 

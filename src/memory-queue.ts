@@ -1,5 +1,5 @@
 // The in-process queue: bounded, concurrency-limited, retried with backoff, dead letters, graceful drain.
-import { startAttempt, Watchdog } from './attempt.js';
+import { type AttemptFailure, type AttemptProcessor, startAttempt, Watchdog } from './attempt.js';
 import { ConfigurationError, WebhookError } from './errors.js';
 import {
   type Backoff,
@@ -11,6 +11,7 @@ import {
   type QueuedEvent,
   type QueueHooks,
 } from './queue.js';
+import { type SyncHooks, type SyncQueue, syncFace, withSyncFace } from './sync.js';
 
 /** Options of `createMemoryQueue`. */
 export interface MemoryQueueOptions {
@@ -31,13 +32,39 @@ export interface MemoryQueueOptions {
   readonly maxDeadLetters?: number;
 }
 
-interface Job {
+// A job is also the `queued` answer of `enqueue`: its `settled` promise is made only when someone asks for it
+// (serverless adapters do; a long-running server never does), which saves a promise per delivery.
+class Job {
+  readonly status = 'queued';
   data: QueuedEvent;
   attempt: number;
   completed: readonly number[];
-  timer?: ReturnType<typeof setTimeout>;
-  abort?: (reason: unknown) => void;
-  resolve: () => void;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  abort: ((reason: unknown) => void) | undefined;
+  #ended = false;
+  #settled: Promise<void> | undefined;
+  #resolve: (() => void) | undefined;
+
+  constructor(data: QueuedEvent) {
+    this.data = data;
+    this.attempt = (data.attemptsMade ?? 0) + 1;
+    this.completed = data.completed ?? [];
+  }
+
+  /** Resolves when the job ends: its handlers succeeded, or it became a dead letter. */
+  get settled(): Promise<void> {
+    this.#settled ??= this.#ended
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => {
+          this.#resolve = resolve;
+        });
+    return this.#settled;
+  }
+
+  end(): void {
+    this.#ended = true;
+    this.#resolve?.();
+  }
 }
 
 /**
@@ -49,6 +76,8 @@ interface Job {
 export function createMemoryQueue(options: MemoryQueueOptions = {}): EventQueue {
   return new MemoryQueue(options);
 }
+
+const FULL: EnqueueResult = Object.freeze({ status: 'full' });
 
 class MemoryQueue implements EventQueue {
   readonly #concurrency: number;
@@ -64,8 +93,10 @@ class MemoryQueue implements EventQueue {
   readonly #delayed = new Set<Job>();
   readonly #active = new Set<Job>();
   readonly #dead = new Map<string, DeadLetter>();
+  #process: AttemptProcessor | undefined;
   #closed = false;
   #abandoning = false;
+  #pumping = false;
   #onIdle: (() => void) | undefined;
 
   constructor({
@@ -93,6 +124,7 @@ class MemoryQueue implements EventQueue {
     this.#timeoutMs = handlerTimeoutMs;
     this.#watchdog = new Watchdog(handlerTimeoutMs);
     this.#maxDeadLetters = maxDeadLetters;
+    withSyncFace<EventQueue, SyncQueue>(this, { enqueue: (data) => this.#enqueueNow(data) });
   }
 
   get #size(): number {
@@ -103,24 +135,25 @@ class MemoryQueue implements EventQueue {
     if (this.#hooks !== undefined)
       throw new ConfigurationError('a queue serves one receiver; create one per receiver');
     this.#hooks = hooks;
+    this.#process = syncFace<SyncHooks>(hooks)?.process ?? hooks.process;
   }
 
-  async enqueue(data: QueuedEvent): Promise<EnqueueResult> {
+  enqueue(data: QueuedEvent): Promise<EnqueueResult> {
+    try {
+      return Promise.resolve(this.#enqueueNow(data));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  #enqueueNow(data: QueuedEvent): EnqueueResult {
     if (this.#closed) throw new WebhookError('shutting_down', 'the queue is closed');
     if (this.#hooks === undefined) throw new ConfigurationError('the queue was not started by a receiver');
-    if (this.#size >= this.#maxQueued) return { status: 'full' };
-    let resolve!: () => void;
-    const settled = new Promise<void>((r) => {
-      resolve = r;
-    });
-    this.#ready.push({
-      data,
-      attempt: (data.attemptsMade ?? 0) + 1,
-      completed: data.completed ?? [],
-      resolve,
-    });
+    if (this.#size >= this.#maxQueued) return FULL;
+    const job = new Job(data);
+    this.#ready.push(job);
     this.#pump();
-    return { status: 'queued', settled };
+    return job;
   }
 
   async deadLetters(): Promise<readonly DeadLetter[]> {
@@ -163,50 +196,82 @@ class MemoryQueue implements EventQueue {
   }
 
   #pump(): void {
-    while (this.#active.size < this.#concurrency && this.#head < this.#ready.length) {
-      const job = this.#ready[this.#head]!;
-      this.#ready[this.#head++] = undefined as unknown as Job;
-      if (this.#head > 1024 && this.#head * 2 > this.#ready.length) {
-        this.#ready = this.#ready.slice(this.#head);
-        this.#head = 0;
+    // A job whose handlers return at once ends inside #run and pumps again: the loop below goes on instead of
+    // recursing once per job.
+    if (this.#pumping) return;
+    this.#pumping = true;
+    try {
+      while (this.#active.size < this.#concurrency && this.#head < this.#ready.length) {
+        const job = this.#ready[this.#head]!;
+        this.#ready[this.#head++] = undefined as unknown as Job;
+        if (this.#head > 1024 && this.#head * 2 > this.#ready.length) {
+          this.#ready = this.#ready.slice(this.#head);
+          this.#head = 0;
+        }
+        this.#run(job);
       }
-      void this.#run(job);
+    } finally {
+      this.#pumping = false;
     }
   }
 
-  async #run(job: Job): Promise<void> {
+  #run(job: Job): void {
     const data = job.completed.length === 0 ? job.data : { ...job.data, completed: job.completed };
-    const attempt = startAttempt(this.#hooks!.process, data, {
+    this.#active.add(job);
+    const attempt = startAttempt(this.#process!, data, {
       attempt: job.attempt,
       timeoutMs: this.#timeoutMs,
       watchdog: this.#watchdog,
+      onEnd: (failure) => this.#ended(job, failure),
     });
-    job.abort = attempt.abort;
-    this.#active.add(job);
+    // Still running (it did not end inside startAttempt): close() may have to abort it.
+    if (this.#active.has(job)) job.abort = attempt.abort;
+  }
+
+  #ended(job: Job, failure: AttemptFailure | undefined): void {
+    this.#active.delete(job);
+    job.abort = undefined;
+    if (failure === undefined) {
+      job.end();
+      this.#next();
+      return;
+    }
+    const { error } = failure;
+    if (error instanceof HandlerFailure) job.completed = error.completed;
+    if (job.attempt >= this.#attempts || this.#abandoning) {
+      void this.#bury(job, error).then(() => this.#next());
+      return;
+    }
+    job.attempt++;
+    this.#delayed.add(job);
+    job.timer = setTimeout(
+      () => {
+        this.#delayed.delete(job);
+        this.#ready.push(job);
+        this.#pump();
+      },
+      this.#delay(job.attempt - 1),
+    );
+    this.#next();
+  }
+
+  #next(): void {
+    this.#pump();
+    if (this.#size === 0) this.#onIdle?.();
+  }
+
+  // A backoff that throws must not lose the job: it is retried after the default delay instead.
+  #delay(attempt: number): number {
     try {
-      await attempt.done;
-      this.#active.delete(job);
-      job.resolve();
+      const ms = this.#backoff(attempt);
+      if (Number.isFinite(ms) && ms >= 0) return ms;
+      throw new ConfigurationError(`backoff returned ${String(ms)}`);
     } catch (error) {
-      this.#active.delete(job);
-      if (error instanceof HandlerFailure) job.completed = error.completed;
-      if (job.attempt < this.#attempts && !this.#abandoning) {
-        job.attempt++;
-        this.#delayed.add(job);
-        job.timer = setTimeout(
-          () => {
-            this.#delayed.delete(job);
-            this.#ready.push(job);
-            this.#pump();
-          },
-          this.#backoff(job.attempt - 1),
-        );
-      } else {
-        await this.#bury(job, error);
-      }
-    } finally {
-      this.#pump();
-      if (this.#size === 0) this.#onIdle?.();
+      this.#hooks!.logger.error(
+        { err: error },
+        'workforce-webhooks: the queue backoff failed; retrying in 1 s',
+      );
+      return 1000;
     }
   }
 
@@ -228,6 +293,6 @@ class MemoryQueue implements EventQueue {
     }
     this.#dead.set(letter.event.id, letter);
     await this.#hooks!.onDeadLetter(letter);
-    job.resolve();
+    job.end();
   }
 }

@@ -8,11 +8,12 @@ import { type HeadersInput, headerValue } from './headers.js';
 import { createInlineRunner } from './inline.js';
 import { createWarnOnce, type Logger } from './logger.js';
 import { type ReceiverOptions, resolveOptions } from './options.js';
-import type { DeadLetter, EnqueueResult, QueuedEvent } from './queue.js';
+import type { DeadLetter, EnqueueResult, QueuedEvent, QueueHooks } from './queue.js';
 import { createRegistry } from './registry.js';
-import { answers, type WebhookResponse, withBackground } from './responses.js';
-import { verifySignature } from './signature.js';
+import { acceptedWithWork, answers, type WebhookResponse } from './responses.js';
+import { checkSignature, type ParsedSignature } from './signature.js';
 import type { ClaimResult } from './store.js';
+import { type SyncHooks, type SyncQueue, type SyncStore, syncFace, withSyncFace } from './sync.js';
 import type {
   ErrorHandler,
   EventDataMap,
@@ -25,6 +26,9 @@ import type {
 } from './types.js';
 
 export type { ReceiverOptions } from './options.js';
+
+/** An answer now, or once a store, queue or Web Crypto has answered. */
+type Answer = WebhookResponse | Promise<WebhookResponse>;
 
 /** What adapters pass to `receiver.handle`. */
 export interface HandleInput {
@@ -84,40 +88,68 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
   const registry = createRegistry();
   const warnOnce = createWarnOnce(logger);
   const claims = createClaims({ store, logger, leaseMs, doneTtlMs: rest.doneTtlMs });
-  const { process, deadLetter } = createDispatcher({
+  const { process, processNow, deadLetter } = createDispatcher({
     registry,
     logger,
     api: rest.api,
     onDeadLetter: rest.onDeadLetter,
   });
-  queue.start({ process, onDeadLetter: deadLetter, logger });
+  queue.start(
+    withSyncFace<QueueHooks, SyncHooks>(
+      { process, onDeadLetter: deadLetter, logger },
+      { process: processNow },
+    ),
+  );
   let closing = false;
 
-  const enqueue = async (job: QueuedEvent, token: string): Promise<WebhookResponse> => {
-    const id = job.event.id;
-    let result: EnqueueResult;
+  const syncStore = syncFace<SyncStore>(store);
+  const syncQueue = syncFace<SyncQueue>(queue);
+
+  // The queued path answers without a promise when the store and the queue are this package's in-process ones
+  // and the signature is checked on node:crypto; a remote store or queue adds a `then` where it must wait.
+  const enqueue = (job: QueuedEvent, token: string): Answer => {
+    let result: EnqueueResult | Promise<EnqueueResult>;
     try {
-      result = await queue.enqueue(job);
+      // Promise.resolve: a queue of the user's may answer with any thenable.
+      result = syncQueue === undefined ? Promise.resolve(queue.enqueue(job)) : syncQueue.enqueue(job);
     } catch (error) {
-      await claims.release(id, token);
-      logger.error({ eventId: id, err: error }, 'workforce-webhooks: the queue refused the event');
-      return closing ? answers.unavailable.shutting_down : answers.unavailable.queue_unavailable;
+      return refusedByQueue(job, token, error);
     }
+    if (result instanceof Promise) {
+      return result.then(
+        (held) => queued(job, token, held),
+        (error: unknown) => refusedByQueue(job, token, error),
+      );
+    }
+    return queued(job, token, result);
+  };
+
+  const refusedByQueue = async (
+    job: QueuedEvent,
+    token: string,
+    error: unknown,
+  ): Promise<WebhookResponse> => {
+    const id = job.event.id;
+    await claims.release(id, token);
+    logger.error({ eventId: id, err: error }, 'workforce-webhooks: the queue refused the event');
+    return closing ? answers.unavailable.shutting_down : answers.unavailable.queue_unavailable;
+  };
+
+  const queued = (job: QueuedEvent, token: string, result: EnqueueResult): Answer => {
+    const id = job.event.id;
     if (result.status === 'full') {
-      await claims.release(id, token);
       warnOnce(
         'queue_full',
         {},
         'workforce-webhooks: the queue is full; deliveries are answered 503 until it drains',
       );
-      return answers.unavailable.queue_full;
+      const released = claims.release(id, token);
+      const full = answers.unavailable.queue_full;
+      return released === undefined ? full : released.then(() => full);
     }
     // The queue owns the event now. Marking the id done is not awaited (a failure there is only logged): one
     // store round trip before the 202 instead of two; the mark is part of the background work.
-    const marked = claims.complete(id, token);
-    const { settled } = result;
-    // `marked` never rejects, so chaining waits for both without Promise.all's array and extra promise.
-    return withBackground(answers.accepted, settled === undefined ? marked : marked.then(() => settled));
+    return acceptedWithWork(claims.complete(id, token), result);
   };
 
   const inline = createInlineRunner({
@@ -141,8 +173,9 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     return answers.rawBodyUnavailable;
   };
 
-  // The hot path: one HMAC over the bytes as received, one JSON.parse, one claim, one enqueue.
-  const handle = async ({ method, headers, body, bodyProblem }: HandleInput): Promise<WebhookResponse> => {
+  // The hot path: one HMAC over the bytes as received, one JSON.parse, one claim, one enqueue. It answers
+  // synchronously when every part can (node:crypto, in-process store and queue) and with a promise otherwise.
+  const handle = ({ method, headers, body, bodyProblem }: HandleInput): Answer => {
     if (method !== undefined && method !== 'POST' && method.toUpperCase() !== 'POST')
       return answers.methodNotAllowed;
     if (closing) return answers.unavailable.shutting_down;
@@ -151,14 +184,29 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
       return refuseBody({ kind: 'raw_body_unavailable', fix: 'pass the raw request bytes as `body`' });
     if (body.byteLength > maxBodyBytes) return answers.payloadTooLarge;
     const deliveryId = headerValue(headers, 'svc-delivery-id');
+    let verified: ParsedSignature | Promise<ParsedSignature>;
     try {
       const header = headerValue(headers, 'svc-signature');
-      await verifySignature({ payload: body, header, secret: secrets, toleranceSeconds, now });
+      verified = checkSignature(body, header, secrets, toleranceSeconds, now());
     } catch (error) {
-      if (!(error instanceof WebhookVerificationError)) throw error;
-      logger.info({ code: error.code, deliveryId }, 'workforce-webhooks: delivery refused');
-      return answers.badRequest[error.code];
+      return refuseSignature(error, deliveryId);
     }
+    if (verified instanceof Promise) {
+      return verified.then(
+        () => accept(body, headers, deliveryId),
+        (error: unknown) => refuseSignature(error, deliveryId),
+      );
+    }
+    return accept(body, headers, deliveryId);
+  };
+
+  const refuseSignature = (error: unknown, deliveryId: string | undefined): WebhookResponse => {
+    if (!(error instanceof WebhookVerificationError)) throw error;
+    logger.info({ code: error.code, deliveryId }, 'workforce-webhooks: delivery refused');
+    return answers.badRequest[error.code];
+  };
+
+  const accept = (body: Uint8Array, headers: HeadersInput, deliveryId: string | undefined): Answer => {
     let event: WorkforceEvent;
     try {
       event = parseEvent(body, headers);
@@ -181,17 +229,39 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
       );
       return answers.ignored;
     }
-    let claim: ClaimResult;
+    let claim: ClaimResult | Promise<ClaimResult>;
     try {
-      claim = await store.claim(event.id, leaseMs);
+      claim =
+        syncStore === undefined
+          ? Promise.resolve(store.claim(event.id, leaseMs))
+          : syncStore.claim(event.id, leaseMs);
     } catch (error) {
-      logger.error({ eventId: event.id, err: error }, 'workforce-webhooks: the dedupe store is unreachable');
-      return answers.unavailable.store_unavailable;
+      return storeDown(event, error);
     }
+    if (claim instanceof Promise) {
+      return claim.then(
+        (result) => claimed(event, deliveryId, result),
+        (error: unknown) => storeDown(event, error),
+      );
+    }
+    return claimed(event, deliveryId, claim);
+  };
+
+  const storeDown = (event: WorkforceEvent, error: unknown): WebhookResponse => {
+    logger.error({ eventId: event.id, err: error }, 'workforce-webhooks: the dedupe store is unreachable');
+    return answers.unavailable.store_unavailable;
+  };
+
+  const claimed = (event: WorkforceEvent, deliveryId: string | undefined, claim: ClaimResult): Answer => {
     if (claim.status === 'done') return answers.duplicate;
     if (claim.status === 'in_progress') return answers.inProgress;
     const job: QueuedEvent = { event, deliveryId };
     return mode === 'queue' ? enqueue(job, claim.token) : inline.run(job, claim.token);
+  };
+
+  const internalError = (error: unknown): WebhookResponse => {
+    logger.error({ err: error }, 'workforce-webhooks: unexpected failure while handling a delivery');
+    return answers.internalError;
   };
 
   const receiver: Receiver<M> = {
@@ -209,13 +279,14 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
       registry.addErrorHandler(handler);
       return this;
     },
-    async handle(input) {
+    handle(input) {
+      let answer: Answer;
       try {
-        return await handle(input);
+        answer = handle(input);
       } catch (error) {
-        logger.error({ err: error }, 'workforce-webhooks: unexpected failure while handling a delivery');
-        return answers.internalError;
+        return Promise.resolve(internalError(error));
       }
+      return answer instanceof Promise ? answer.catch(internalError) : Promise.resolve(answer);
     },
     async fetch(request, platform) {
       let response: WebhookResponse;

@@ -112,3 +112,45 @@ export function withBackground(
 ): WebhookResponse {
   return background === undefined ? response : { ...response, background };
 }
+
+/**
+ * The queued 202 with its background work made on first read of `background`: the done mark (when the store
+ * answers with a promise), then the queue's `settled`. Adapters that never read it (a long-running server)
+ * never pay for the promises.
+ * @example
+ * return acceptedWithWork(claims.complete(id, token), enqueued);
+ */
+export function acceptedWithWork(
+  marked: Promise<void> | undefined,
+  queued: { readonly settled?: Promise<void> },
+): WebhookResponse {
+  return new AcceptedWithWork(marked, queued);
+}
+
+class AcceptedWithWork implements WebhookResponse {
+  readonly status: number = answers.accepted.status;
+  readonly headers: Readonly<Record<string, string>> = answers.accepted.headers;
+  readonly body: string = answers.accepted.body;
+  #marked: Promise<void> | undefined;
+  #queued: { readonly settled?: Promise<void> } | undefined;
+  #background: Promise<void> | undefined;
+
+  constructor(marked: Promise<void> | undefined, queued: { readonly settled?: Promise<void> }) {
+    this.#marked = marked;
+    this.#queued = queued;
+  }
+
+  get background(): Promise<void> | undefined {
+    const queued = this.#queued;
+    if (queued !== undefined) {
+      const marked = this.#marked;
+      const settled = queued.settled;
+      // `marked` never rejects, so chaining waits for both without Promise.all's array and extra promise.
+      this.#background =
+        marked === undefined ? settled : settled === undefined ? marked : marked.then(() => settled);
+      this.#queued = undefined;
+      this.#marked = undefined;
+    }
+    return this.#background;
+  }
+}

@@ -1,6 +1,7 @@
 // The dedupe store (spec rule 3): an atomic claim per event id, and the in-process store on lru-cache.
 import { LRUCache } from 'lru-cache';
 import { ConfigurationError } from './errors.js';
+import { type SyncStore, withSyncFace } from './sync.js';
 
 /** What `claim` found: the caller now owns the id (with a token), someone else is on it, or it is done. */
 export type ClaimResult =
@@ -40,6 +41,8 @@ export interface MemoryStoreOptions {
 type Entry = { readonly state: 'done' } | { readonly state: 'claimed'; readonly token: string };
 
 const DONE: Entry = Object.freeze({ state: 'done' });
+const DONE_CLAIM: ClaimResult = Object.freeze({ status: 'done' });
+const IN_PROGRESS_CLAIM: ClaimResult = Object.freeze({ status: 'in_progress' });
 
 /**
  * The in-process dedupe store: bounded by `max`, done ids kept for the TTL given to `complete`.
@@ -58,29 +61,37 @@ export function createMemoryStore({ max = 100_000, now = Date.now }: MemoryStore
     return entry !== undefined && entry.state === 'claimed' && entry.token === token;
   };
 
-  return {
-    async claim(id, leaseMs) {
+  const sync: SyncStore = {
+    claim(id, leaseMs) {
       const entry = entries.get(id);
-      if (entry?.state === 'done') return { status: 'done' };
-      if (entry?.state === 'claimed') return { status: 'in_progress' };
+      if (entry !== undefined) return entry.state === 'done' ? DONE_CLAIM : IN_PROGRESS_CLAIM;
       const token = `${++counter}`;
       entries.set(id, { state: 'claimed', token }, { ttl: leaseMs });
       return { status: 'claimed', token };
     },
-    async renew(id, token, leaseMs) {
-      if (!owned(id, token)) return false;
-      entries.set(id, { state: 'claimed', token }, { ttl: leaseMs });
-      return true;
-    },
-    async complete(id, token, ttlMs) {
+    complete(id, token, ttlMs) {
       if (!owned(id, token)) return false;
       entries.set(id, DONE, { ttl: ttlMs });
       return true;
     },
-    async release(id, token) {
+    release(id, token) {
       if (!owned(id, token)) return false;
       entries.delete(id);
       return true;
     },
   };
+
+  return withSyncFace<DedupeStore, SyncStore>(
+    {
+      claim: async (id, leaseMs) => sync.claim(id, leaseMs),
+      async renew(id, token, leaseMs) {
+        if (!owned(id, token)) return false;
+        entries.set(id, { state: 'claimed', token }, { ttl: leaseMs });
+        return true;
+      },
+      complete: async (id, token, ttlMs) => sync.complete(id, token, ttlMs),
+      release: async (id, token) => sync.release(id, token),
+    },
+    sync,
+  );
 }

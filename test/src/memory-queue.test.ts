@@ -184,6 +184,32 @@ describe('createMemoryQueue', () => {
     expect(letters.every((l) => (l.error as WebhookError).code === 'shutting_down')).toBe(true);
   });
 
+  it('retries after 1 s when the backoff itself throws, and logs it', async () => {
+    const attempts: number[] = [];
+    const logged: string[] = [];
+    const queue = createMemoryQueue({
+      attempts: 2,
+      backoff: () => {
+        throw new Error('bad backoff');
+      },
+    });
+    const letters: DeadLetter[] = [];
+    queue.start({
+      process: async (_, { attempt }) => {
+        attempts.push(attempt);
+        throw new Error(`boom ${attempt}`);
+      },
+      onDeadLetter: async (letter) => void letters.push(letter),
+      logger: { ...silentLogger, error: (_fields, message) => void logged.push(message ?? '') },
+    });
+    const result = await queue.enqueue(job(1));
+    expect(result.status).toBe('queued');
+    await (result.status === 'queued' ? result.settled : undefined);
+    expect(attempts).toEqual([1, 2]);
+    expect(letters.map((l) => (l.error as Error).message)).toEqual(['boom 2']);
+    expect(logged.some((m) => m.includes('backoff failed'))).toBe(true);
+  });
+
   it('serves one receiver', () => {
     const { queue } = started(async () => {});
     expect(() =>

@@ -63,6 +63,43 @@ describe('queue mode', () => {
     expect((await store.claim(input.event.id, 1000)).status).toBe('claimed');
   });
 
+  it('works through a backlog of events whose handlers return at once, iteratively', async () => {
+    // One slow event holds the only slot while 5 000 more wait; when it ends, the rest run back to back without
+    // a promise each. They must neither recurse one stack frame per event nor be skipped.
+    const receiver = make({ queue: createMemoryQueue({ concurrency: 1, maxQueued: 10_000 }) });
+    const gate = deferred();
+    const seen = new Set<string>();
+    let slow: string | undefined;
+    receiver.on('leave.approved', (event) => {
+      if (event.id !== slow) return void seen.add(event.id);
+      return gate.promise;
+    });
+    const first = await delivery();
+    slow = first.event.id;
+    expect((await receiver.handle(first)).status).toBe(202);
+    const rest = await Promise.all(Array.from({ length: 5000 }, () => delivery()));
+    const answers = await Promise.all(rest.map((input) => receiver.handle(input)));
+    expect(answers.every((a) => a.status === 202)).toBe(true);
+    expect(seen.size).toBe(0);
+    gate.resolve();
+    await Promise.all(answers.map((a) => a.background));
+    expect(seen.size).toBe(5000);
+    expect(await receiver.deadLetters()).toEqual([]);
+  });
+
+  it('marks a synchronously handled event done: a copy is a duplicate, background settles', async () => {
+    const receiver = make();
+    let runs = 0;
+    receiver.on('leave.approved', () => void runs++);
+    const input = await delivery();
+    const first = await receiver.handle(input);
+    expect(runs).toBe(1);
+    await first.background;
+    await first.background;
+    expect(JSON.parse((await receiver.handle(input)).body)).toEqual({ received: true, duplicate: true });
+    expect(runs).toBe(1);
+  });
+
   it('answers 503 store_unavailable and runs nothing when the store is unreachable', async () => {
     const down: DedupeStore = {
       claim: () => Promise.reject(new Error('ECONNREFUSED')),
@@ -78,6 +115,44 @@ describe('queue mode', () => {
     expect(response.headers['retry-after']).toBe('5');
     expect(JSON.parse(response.body)).toEqual({ error: 'store_unavailable' });
     expect(ran).toBe(0);
+  });
+
+  it("takes any thenable from a store of the user's, and a synchronous throw as an outage", async () => {
+    const inner = createMemoryStore();
+    const thenable = <T>(value: Promise<T>): Promise<T> =>
+      ({
+        // biome-ignore lint/suspicious/noThenProperty: a thenable that is not a Promise is the point of this test.
+        then: (ok: (v: T) => unknown, fail: (e: unknown) => unknown) => value.then(ok, fail),
+      }) as Promise<T>;
+    const foreign: DedupeStore = {
+      claim: (id, ms) => thenable(inner.claim(id, ms)),
+      renew: (id, token, ms) => thenable(inner.renew(id, token, ms)),
+      complete: (id, token, ms) => thenable(inner.complete(id, token, ms)),
+      release: (id, token) => thenable(inner.release(id, token)),
+    };
+    const receiver = make({ store: foreign });
+    let runs = 0;
+    receiver.on('leave.approved', () => void runs++);
+    const input = await delivery();
+    const first = await receiver.handle(input);
+    expect(first.status).toBe(202);
+    await first.background;
+    expect(JSON.parse((await receiver.handle(input)).body)).toEqual({ received: true, duplicate: true });
+    expect(runs).toBe(1);
+
+    const throwing = make({
+      store: {
+        ...foreign,
+        claim: () => {
+          throw new Error('client not connected');
+        },
+      },
+    });
+    throwing.on('leave.approved', () => void runs++);
+    expect(JSON.parse((await throwing.handle(await delivery())).body)).toEqual({
+      error: 'store_unavailable',
+    });
+    expect(runs).toBe(1);
   });
 
   it('releases the claim when the queue refuses, so the sender retry is processed', async () => {
