@@ -27,24 +27,39 @@ export function parseSignatureHeader(header: string | null | undefined): ParsedS
   let timestamp: string | undefined;
   const signatures: string[] = [];
   let sawV1 = false;
-  for (const item of header.split(',')) {
-    const eq = item.indexOf('=');
-    if (eq === -1) continue;
-    const name = item.slice(0, eq).trim();
-    const value = item.slice(eq + 1).trim();
-    if (name === 't') {
-      if (timestamp !== undefined || !TIMESTAMP.test(value))
-        return malformed('t must appear once, as 1-12 digits');
-      timestamp = value;
-    } else if (name === 'v1') {
-      sawV1 = true;
-      // A v1 of the wrong shape can never match; keep the others (rotation sends several).
-      if (DIGEST.test(value)) signatures.push(value);
+  // One pass over the header, slicing only names and values (no array of items, no trim unless needed).
+  for (let start = 0; start <= header.length; ) {
+    let end = header.indexOf(',', start);
+    if (end === -1) end = header.length;
+    const eq = header.indexOf('=', start);
+    if (eq !== -1 && eq < end) {
+      const name = part(header, start, eq);
+      if (name === 't') {
+        const value = part(header, eq + 1, end);
+        if (timestamp !== undefined || !TIMESTAMP.test(value))
+          return malformed('t must appear once, as 1-12 digits');
+        timestamp = value;
+      } else if (name === 'v1') {
+        sawV1 = true;
+        const value = part(header, eq + 1, end);
+        // A v1 of the wrong shape can never match; keep the others (rotation sends several).
+        if (DIGEST.test(value)) signatures.push(value);
+      }
     }
+    start = end + 1;
   }
   if (timestamp === undefined) return malformed('t is missing');
   if (!sawV1) return malformed('no v1 signature');
   return { timestamp, signatures };
+}
+
+// `header.slice(from, to).trim()`, skipping the trim when neither end can be whitespace (printable ASCII).
+function part(header: string, from: number, to: number): string {
+  if (from === to) return '';
+  const first = header.charCodeAt(from);
+  const last = header.charCodeAt(to - 1);
+  const plain = first > 32 && first < 127 && last > 32 && last < 127;
+  return plain ? header.slice(from, to) : header.slice(from, to).trim();
 }
 
 function malformed(reason: string): never {

@@ -222,4 +222,53 @@ describe('properties', () => {
       { numRuns: 10_000 },
     );
   });
+
+  it('parses any header as the plain split-and-trim reading of the format does', () => {
+    // The reading the spec describes, written the obvious way; the package parses in one pass instead.
+    const reference = (header: string): { timestamp?: string; signatures: string[]; error?: string } => {
+      if (header.trim() === '') return { signatures: [], error: 'missing_signature' };
+      let timestamp: string | undefined;
+      const signatures: string[] = [];
+      let sawV1 = false;
+      for (const item of header.split(',')) {
+        const eq = item.indexOf('=');
+        if (eq === -1) continue;
+        const name = item.slice(0, eq).trim();
+        const value = item.slice(eq + 1).trim();
+        if (name === 't') {
+          if (timestamp !== undefined || !/^\d{1,12}$/.test(value))
+            return { signatures: [], error: 'malformed_signature' };
+          timestamp = value;
+        } else if (name === 'v1') {
+          sawV1 = true;
+          if (/^[0-9a-fA-F]{64}$/.test(value)) signatures.push(value);
+        }
+      }
+      if (timestamp === undefined || !sawV1) return { signatures: [], error: 'malformed_signature' };
+      return { timestamp, signatures };
+    };
+    const parsed = (header: string): { timestamp?: string; signatures: string[]; error?: string } => {
+      try {
+        const { timestamp, signatures } = parseSignatureHeader(header);
+        return { timestamp, signatures: [...signatures] };
+      } catch (error) {
+        return { signatures: [], error: (error as WebhookVerificationError).code };
+      }
+    };
+    const digest = 'a'.repeat(64);
+    const piece = fc.oneof(
+      fc.constantFrom('t', 'v1', 'v0', '=', ',', ' ', '\t', '\u00a0', '\ufeff', '1700000000', digest, 'x'),
+      fc.string({ maxLength: 4 }),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 12 }), (pieces) => {
+        const header = pieces.join('');
+        expect(parsed(header)).toEqual(reference(header));
+      }),
+      { numRuns: 10_000 },
+    );
+    for (const header of [` t=1700000000 , v1=${digest} `, `t=1700000000,v1=${digest},`, `,,t=1,v1=`]) {
+      expect(parsed(header)).toEqual(reference(header));
+    }
+  });
 });
