@@ -1,7 +1,8 @@
 // Express adapter: the raw bytes from `express.raw()` or the unread stream; a parsed body is refused loudly.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Receiver } from '../src/receiver.js';
-import { readNodeRequest, writeResponse } from './node.js';
+import type { HandleInput, Receiver } from '../src/receiver.js';
+import { answerOf } from '../src/sync.js';
+import { answerNode, readNodeInput } from './node-io.js';
 
 const EXPRESS_FIX =
   "the body was parsed before the webhook route (app.use(express.json()) runs first?). Register the route before it, or give it the raw bytes: app.post('/webhooks/workforce', express.raw({ type: '*/*', limit: '1mb' }), createExpressMiddleware(receiver)) (express.raw's own limit is 100kb)";
@@ -14,14 +15,14 @@ const EXPRESS_FIX =
 export function createExpressMiddleware(
   receiver: Pick<Receiver<unknown>, 'handle' | 'maxBodyBytes'>,
 ): (req: IncomingMessage & { body?: unknown }, res: ServerResponse) => Promise<void> {
-  return async (req, res) => {
-    const { body, method, headers } = req;
-    const input =
-      body instanceof Uint8Array
-        ? { method, headers, body }
-        : body !== undefined && body !== null
-          ? { method, headers, bodyProblem: { kind: 'raw_body_unavailable', fix: EXPRESS_FIX } as const }
-          : await readNodeRequest(req, receiver.maxBodyBytes, EXPRESS_FIX);
-    writeResponse(res, await receiver.handle(input));
-  };
+  const handle = answerOf(receiver);
+  return (req, res) =>
+    new Promise<void>((resolve, reject) => {
+      const { body, method, headers } = req;
+      const answer = (input: HandleInput): void => answerNode(res, handle(input), resolve, reject);
+      if (body instanceof Uint8Array) answer({ method, headers, body });
+      else if (body !== undefined && body !== null)
+        answer({ method, headers, bodyProblem: { kind: 'raw_body_unavailable', fix: EXPRESS_FIX } });
+      else readNodeInput(req, receiver.maxBodyBytes, EXPRESS_FIX, answer);
+    });
 }

@@ -1,6 +1,8 @@
 // Fastify adapter: a plugin whose own scope reads every body as raw bytes, so the app's parsers never see it.
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { HandleInput, Receiver } from '../src/receiver.js';
+import type { WebhookResponse } from '../src/responses.js';
+import { answerOf } from '../src/sync.js';
 
 /** Options of `createFastifyPlugin`. */
 export interface FastifyPluginOptions {
@@ -20,9 +22,16 @@ export function createFastifyPlugin(
   receiver: Pick<Receiver<unknown>, 'handle' | 'maxBodyBytes'>,
   { path = '/webhooks/workforce' }: FastifyPluginOptions = {},
 ): FastifyPluginAsync {
-  const answer = async (reply: FastifyReply, input: HandleInput): Promise<void> => {
-    const response = await receiver.handle(input);
-    await reply.code(response.status).headers(response.headers).send(response.body);
+  const handle = answerOf(receiver);
+  const send = (reply: FastifyReply, response: WebhookResponse): void => {
+    reply.code(response.status).headers(response.headers).send(response.body);
+  };
+  // Sent before the route handler returns when the core answers at once; Fastify then has nothing to await.
+  const answer = (reply: FastifyReply, input: HandleInput): Promise<void> | undefined => {
+    const response = handle(input);
+    if (response instanceof Promise) return response.then((r) => send(reply, r));
+    send(reply, response);
+    return undefined;
   };
   // Registered without fastify-plugin on purpose: the parsers and the error handler below stay in this scope.
   return async (fastify) => {
@@ -34,15 +43,15 @@ export function createFastifyPlugin(
       (_request, body, done) => done(null, body),
     );
     // Fastify refuses an oversized or broken body before the handler; the core still picks the answer.
-    fastify.setErrorHandler(async (error: { code?: string }, request, reply) => {
+    fastify.setErrorHandler((error: { code?: string }, request, reply) => {
       const { method, headers } = request.raw;
       const kind = error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'too_large' : 'unreadable';
-      await answer(reply, { method, headers, bodyProblem: { kind } });
+      return answer(reply, { method, headers, bodyProblem: { kind } });
     });
-    fastify.all(path, async (request: FastifyRequest, reply) => {
+    fastify.all(path, (request: FastifyRequest, reply) => {
       const { method, headers } = request.raw;
       const { body } = request;
-      await answer(
+      return answer(
         reply,
         body instanceof Uint8Array
           ? { method, headers, body }

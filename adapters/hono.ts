@@ -3,6 +3,7 @@ import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { type BodyResult, readRequestBody } from '../src/body.js';
 import type { BodyProblem, Receiver } from '../src/receiver.js';
+import { answerOf } from '../src/sync.js';
 
 const HONO_FIX =
   "the body was read before the webhook handler (c.req.json(), c.req.text() or a validator('json') ran first?), so only re-serialised text is left. Give the webhook route no validator or body middleware: app.post('/webhooks/workforce', createHonoHandler(receiver))";
@@ -18,15 +19,18 @@ export function createHonoHandler(
   // `c.executionCtx` throws where there is none (Node, Bun); a throw per request costs more than the rest of the
   // adapter, so the first one is remembered: the runtime does not change under a running handler.
   let executionCtx = true;
+  const handle = answerOf(receiver);
   return async (c) => {
     const { raw } = c.req;
     const body = await readHonoBody(c, receiver.maxBodyBytes);
-    const response = await receiver.handle(
+    const answer = handle(
       body instanceof Uint8Array
         ? { method: raw.method, headers: raw.headers, body }
         : { method: raw.method, headers: raw.headers, bodyProblem: body },
     );
-    if (response.background !== undefined && executionCtx) executionCtx = keepAlive(c, response.background);
+    const response = answer instanceof Promise ? await answer : answer;
+    // Reading `background` makes its promise: only where there is a platform to hand it to.
+    if (executionCtx && response.background !== undefined) executionCtx = keepAlive(c, response.background);
     // Every answer of the status table carries a JSON body.
     return c.body(response.body, response.status as ContentfulStatusCode, response.headers);
   };

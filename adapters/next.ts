@@ -3,7 +3,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as nextServer from 'next/server.js';
 import { createWarnOnce } from '../src/logger.js';
 import type { Receiver } from '../src/receiver.js';
-import { readNodeRequest, writeResponse } from './node.js';
+import { readNodeRequest } from './node.js';
+import { writeResponse } from './node-io.js';
 
 const PAGES_FIX =
   'Next parsed the body before the API route. Turn its parser off in the route file: export const config = { api: { bodyParser: false } }';

@@ -13,7 +13,14 @@ import { createRegistry } from './registry.js';
 import { acceptedWithWork, answers, type WebhookResponse } from './responses.js';
 import { checkSignature, type ParsedSignature } from './signature.js';
 import type { ClaimResult } from './store.js';
-import { type SyncHooks, type SyncQueue, type SyncStore, syncFace, withSyncFace } from './sync.js';
+import {
+  type SyncHooks,
+  type SyncQueue,
+  type SyncReceiver,
+  type SyncStore,
+  syncFace,
+  withSyncFace,
+} from './sync.js';
 import type {
   ErrorHandler,
   EventDataMap,
@@ -264,6 +271,17 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     return answers.internalError;
   };
 
+  // `handle` that never throws or rejects: an unexpected failure of ours is answered 500 internal_error.
+  const handleNow = (input: HandleInput): Answer => {
+    let answer: Answer;
+    try {
+      answer = handle(input);
+    } catch (error) {
+      return internalError(error);
+    }
+    return answer instanceof Promise ? answer.catch(internalError) : answer;
+  };
+
   const receiver: Receiver<M> = {
     maxBodyBytes,
     logger,
@@ -280,13 +298,8 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
       return this;
     },
     handle(input) {
-      let answer: Answer;
-      try {
-        answer = handle(input);
-      } catch (error) {
-        return Promise.resolve(internalError(error));
-      }
-      return answer instanceof Promise ? answer.catch(internalError) : Promise.resolve(answer);
+      const answer = handleNow(input);
+      return answer instanceof Promise ? answer : Promise.resolve(answer);
     },
     async fetch(request, platform) {
       let response: WebhookResponse;
@@ -294,11 +307,12 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
       if (method !== 'POST') response = answers.methodNotAllowed;
       else {
         const body = await readRequestBody(request, maxBodyBytes);
-        response = await receiver.handle(
+        const answer = handleNow(
           typeof body === 'string'
             ? { method, headers, bodyProblem: { kind: body } }
             : { method, headers, body },
         );
+        response = answer instanceof Promise ? await answer : answer;
       }
       if (response.background !== undefined) platform?.waitUntil?.(response.background);
       return new Response(response.body, { status: response.status, headers: response.headers });
@@ -311,5 +325,6 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     deadLetters: () => queue.deadLetters(),
     replay: (eventId) => queue.replay(eventId),
   };
-  return receiver;
+  // Adapters of this package call `handleNow` directly (`answerOf`) and skip a promise per delivery.
+  return withSyncFace<Receiver<M>, SyncReceiver>(receiver, { handle: handleNow });
 }

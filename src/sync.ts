@@ -2,6 +2,8 @@
 // promise and a microtask per call; any other store or queue is used through its public, promise-based methods.
 import type { AttemptProcessor } from './attempt.js';
 import type { EnqueueResult, QueuedEvent } from './queue.js';
+import type { HandleInput, Receiver } from './receiver.js';
+import type { WebhookResponse } from './responses.js';
 import type { ClaimResult } from './store.js';
 
 const SYNC: unique symbol = Symbol('workforce-webhooks.sync');
@@ -23,6 +25,11 @@ export interface SyncHooks {
   readonly process: AttemptProcessor;
 }
 
+/** `Receiver.handle` answering without a promise when every part of the delivery could; never throws. */
+export interface SyncReceiver {
+  handle(input: HandleInput): WebhookResponse | Promise<WebhookResponse>;
+}
+
 /**
  * Attaches `face` to `target`, not enumerable: a wrapper made by spreading the store (`{ ...store, claim }`)
  * does not inherit it, so the wrapper's own methods are the ones called.
@@ -41,4 +48,18 @@ export function withSyncFace<T extends object, F>(target: T, face: F): T {
  */
 export function syncFace<F>(target: object): F | undefined {
   return Object.hasOwn(target, SYNC) ? (target as { [SYNC]: F })[SYNC] : undefined;
+}
+
+/**
+ * How an adapter calls the receiver: its synchronous face when it is this package's, else `handle`.
+ * @example
+ * const handle = answerOf(receiver); const answer = handle(input);
+ * const response = answer instanceof Promise ? await answer : answer;
+ */
+export function answerOf(
+  receiver: Pick<Receiver<unknown>, 'handle'>,
+): (input: HandleInput) => WebhookResponse | Promise<WebhookResponse> {
+  const face = syncFace<SyncReceiver>(receiver);
+  if (face !== undefined) return face.handle;
+  return (input) => Promise.resolve(receiver.handle(input));
 }
