@@ -1,4 +1,5 @@
 // Hono adapter: the raw bytes of `c.req.raw` (or Hono's cached copy of them), the core's answer, Workers' waitUntil.
+import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { type BodyResult, readRequestBody } from '../src/body.js';
@@ -23,10 +24,13 @@ export function createHonoHandler(
   return async (c) => {
     const { raw } = c.req;
     const body = await readHonoBody(c, receiver.maxBodyBytes);
+    // On @hono/node-server the Node request's plain header object is at hand (c.env.incoming): read from it,
+    // rather than through the Headers wrapper, which normalises every name looked up.
+    const headers = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.headers ?? raw.headers;
     const answer = handle(
       body instanceof Uint8Array
-        ? { method: raw.method, headers: raw.headers, body }
-        : { method: raw.method, headers: raw.headers, bodyProblem: body },
+        ? { method: raw.method, headers, body }
+        : { method: raw.method, headers, bodyProblem: body },
     );
     const response = answer instanceof Promise ? await answer : answer;
     // Reading `background` makes its promise: only where there is a platform to hand it to.
