@@ -79,6 +79,13 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): EventQueue 
 
 const FULL: EnqueueResult = Object.freeze({ status: 'full' });
 
+// setImmediate runs after the I/O callback that queued the job has written its answer; runtimes without it
+// (Workers, browsers) get a zero timeout.
+const nextTurn: (run: () => void) => void =
+  typeof globalThis.setImmediate === 'function'
+    ? (run) => void globalThis.setImmediate(run)
+    : (run) => void setTimeout(run, 0);
+
 class MemoryQueue implements EventQueue {
   readonly #concurrency: number;
   readonly #maxQueued: number;
@@ -97,6 +104,7 @@ class MemoryQueue implements EventQueue {
   #closed = false;
   #abandoning = false;
   #pumping = false;
+  #scheduled = false;
   #onIdle: (() => void) | undefined;
 
   constructor({
@@ -152,8 +160,20 @@ class MemoryQueue implements EventQueue {
     if (this.#size >= this.#maxQueued) return FULL;
     const job = new Job(data);
     this.#ready.push(job);
-    this.#pump();
+    this.#schedule();
     return job;
+  }
+
+  // New jobs start on the next turn of the event loop, never inside enqueue: the 202 is written before any
+  // handler code runs, however long a handler computes before its first await. One turn serves every job
+  // queued since the last.
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    nextTurn(() => {
+      this.#scheduled = false;
+      this.#pump();
+    });
   }
 
   async deadLetters(): Promise<readonly DeadLetter[]> {
