@@ -6,8 +6,8 @@ import { pick } from './options.js';
 import { emit, ms, ops, ratio, type Table, type Target } from './report.js';
 import { startServer } from './server-process.js';
 
-const ROUNDS = pick(1, 3);
-const SECONDS = pick(3, 8);
+const ROUNDS = pick(1, 5);
+const SECONDS = pick(3, 6);
 const WARMUP = pick(1, 2);
 
 interface Framework {
