@@ -65,6 +65,9 @@ async function cpuPerDelivery(make: () => Receiver): Promise<number> {
   return (used.user + used.system) / DELIVERIES;
 }
 
+// A step's difference, signed: a step can cost nothing measurable, and then noise may make it negative.
+const signed = (micros: number): string => `${micros < 0 ? '−' : '+'}${Math.abs(micros).toFixed(1)} µs`;
+
 const samples = new Map<string, number[]>();
 for (let round = 0; round < ROUNDS; round++) {
   for (const [name, make] of Object.entries(STEPS)) {
@@ -78,7 +81,7 @@ const table: Table = {
   rows: medians.map(([name, micros], i) => [
     name,
     `${micros.toFixed(1)} µs`,
-    i === 0 ? '' : `+${(micros - medians[i - 1]![1]).toFixed(1)} µs`,
+    i === 0 ? '' : signed(micros - medians[i - 1]![1]),
   ]),
   note: `${CONCURRENT} deliveries at a time, each awaited to the end of its background work; includes GC.`,
 };
