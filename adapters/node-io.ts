@@ -28,8 +28,12 @@ export function answerNode(
   done();
 }
 
+const DIGITS = /^\d{1,15}$/;
+
 /**
- * `readNodeRequest` with a callback, called at once when there is nothing to read.
+ * `readNodeRequest` with a callback, called at once when there is nothing to read. The bytes are read as sent,
+ * up to `limit`: a declared length over it is refused before reading, a body that grows past it is cut off, and
+ * one chunk (the usual webhook) is handed over as is, never copied.
  * @example
  * readNodeInput(req, receiver.maxBodyBytes, fix, (input) => answerNode(res, handle(input), done, failed));
  */
@@ -40,40 +44,11 @@ export function readNodeInput(
   done: (input: HandleInput) => void,
 ): void {
   const { method, headers } = req;
-  if (method !== 'POST') done({ method, headers });
-  else if (req.readableEnded) done({ method, headers, bodyProblem: { kind: 'raw_body_unavailable', fix } });
-  else {
-    readBody(req, limit, (body) =>
-      done(
-        typeof body === 'string'
-          ? { method, headers, bodyProblem: { kind: body } }
-          : { method, headers, body },
-      ),
-    );
-  }
-}
-
-const DIGITS = /^\d{1,15}$/;
-
-/**
- * Reads a request's bytes as sent, up to `limit`. A declared length over the limit is refused before reading;
- * a body that grows past it is cut off. One chunk (the usual webhook) is handed over as is, never copied.
- * Four listeners per request, against raw-body's five added and removed plus a copy of every body.
- */
-function readBody(
-  req: IncomingMessage,
-  limit: number,
-  done: (body: Uint8Array | 'too_large' | 'unreadable') => void,
-): void {
-  const length = req.headers['content-length'];
+  const length = headers['content-length'];
   const declared = length !== undefined && DIGITS.test(length) ? Number(length) : undefined;
-  if (declared !== undefined && declared > limit) {
-    done('too_large');
-    return;
-  }
-  // Decoded chunks would no longer be the bytes that were signed.
-  if (req.readableEncoding !== null) {
-    done('unreadable');
+  const early = answerWithoutReading(req, declared, limit, fix);
+  if (early !== undefined) {
+    done(early);
     return;
   }
   let first: Buffer | undefined;
@@ -87,8 +62,8 @@ function readBody(
       // Stop reading the rest; the answer closes the connection.
       req.removeListener('data', onData);
       req.pause();
-    }
-    done(body);
+      done({ method, headers, bodyProblem: { kind: body } });
+    } else done({ method, headers, body });
   };
   const onData = (chunk: Buffer): void => {
     received += chunk.length;
@@ -97,17 +72,35 @@ function readBody(
     else if (chunks === undefined) chunks = [first, chunk];
     else chunks.push(chunk);
   };
+  const unreadable = (): void => finish('unreadable');
   req.on('data', onData);
   req.on('end', () => {
-    if (declared !== undefined && received !== declared) finish('unreadable');
+    if (declared !== undefined && received !== declared) unreadable();
     else finish(chunks !== undefined ? Buffer.concat(chunks, received) : (first ?? EMPTY));
   });
-  req.on('error', () => finish('unreadable'));
+  req.on('error', unreadable);
   // An aborted request closes without 'end'.
-  req.on('close', () => finish('unreadable'));
+  req.on('close', unreadable);
 }
 
 const EMPTY = new Uint8Array(0);
+
+// The input when the body is not to be read: no POST, already consumed, declared too large, or decoded.
+function answerWithoutReading(
+  req: IncomingMessage,
+  declared: number | undefined,
+  limit: number,
+  fix: string,
+): HandleInput | undefined {
+  const { method, headers } = req;
+  if (method !== 'POST') return { method, headers };
+  if (req.readableEnded) return { method, headers, bodyProblem: { kind: 'raw_body_unavailable', fix } };
+  if (declared !== undefined && declared > limit)
+    return { method, headers, bodyProblem: { kind: 'too_large' } };
+  // Decoded chunks would no longer be the bytes that were signed.
+  if (req.readableEncoding !== null) return { method, headers, bodyProblem: { kind: 'unreadable' } };
+  return undefined;
+}
 
 /**
  * Writes the core's answer. When the request was not read to its end (a refused oversized body), the

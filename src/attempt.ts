@@ -141,13 +141,12 @@ class RunningAttempt implements Attempt, AttemptContext {
     return this.#done;
   }
 
-  // Bound, so queues can keep `attempt.abort` on their own records.
-  readonly abort = (reason: unknown): void => {
+  abort(reason: unknown): void {
     if (this.#ended) return;
     const { signal } = this;
     if (!signal.aborted) this.#controller!.abort(reason);
     this.#finish({ error: signal.reason });
-  };
+  }
 
   #finish(failure: AttemptFailure | undefined): void {
     if (this.#ended) return;

@@ -1,5 +1,11 @@
 // The in-process queue: bounded, concurrency-limited, retried with backoff, dead letters, graceful drain.
-import { type AttemptFailure, type AttemptProcessor, startAttempt, Watchdog } from './attempt.js';
+import {
+  type Attempt,
+  type AttemptFailure,
+  type AttemptProcessor,
+  startAttempt,
+  Watchdog,
+} from './attempt.js';
 import { ConfigurationError, WebhookError } from './errors.js';
 import {
   type Backoff,
@@ -36,11 +42,12 @@ export interface MemoryQueueOptions {
 // (serverless adapters do; a long-running server never does), which saves a promise per delivery.
 class Job {
   readonly status = 'queued';
-  data: QueuedEvent;
+  readonly data: QueuedEvent;
   attempt: number;
   completed: readonly number[];
   timer: ReturnType<typeof setTimeout> | undefined;
-  abort: ((reason: unknown) => void) | undefined;
+  /** The attempt in progress, for close() to abort. */
+  running: Attempt | undefined;
   #ended = false;
   #settled: Promise<void> | undefined;
   #resolve: (() => void) | undefined;
@@ -203,7 +210,7 @@ class MemoryQueue implements EventQueue {
       // Nothing is dropped silently: what could not finish in time is handed to onDeadLetter.
       this.#abandoning = true;
       const reason = new WebhookError('shutting_down', 'the receiver closed before this event was processed');
-      for (const job of this.#active) job.abort?.(reason);
+      for (const job of this.#active) job.running?.abort(reason);
       for (const job of this.#delayed) clearTimeout(job.timer);
       const left = [...this.#ready.slice(this.#head), ...this.#delayed];
       this.#ready = [];
@@ -245,12 +252,12 @@ class MemoryQueue implements EventQueue {
       onEnd: (failure) => this.#ended(job, failure),
     });
     // Still running (it did not end inside startAttempt): close() may have to abort it.
-    if (this.#active.has(job)) job.abort = attempt.abort;
+    if (this.#active.has(job)) job.running = attempt;
   }
 
   #ended(job: Job, failure: AttemptFailure | undefined): void {
     this.#active.delete(job);
-    job.abort = undefined;
+    job.running = undefined;
     if (failure === undefined) {
       job.end();
       this.#next();
