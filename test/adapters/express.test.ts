@@ -9,7 +9,12 @@ import { createSignedDelivery } from 'workforce-webhooks/testing';
 import { expectAnswer, post } from '../contract/adapter-client.js';
 import { leaveApproved } from '../contract/adapter-dedupe.js';
 import { listen, WEBHOOK_PATH } from '../contract/adapter-listen.js';
-import { CONTRACT_SECRET, describeAdapterContract, type MountedApp } from '../contract/adapter-suite.js';
+import {
+  CONTRACT_SECRET,
+  describeAdapterContract,
+  type MountedApp,
+  watchedReceiver,
+} from '../contract/adapter-suite.js';
 
 // `app.all`, not `app.post`: the contract checks that the middleware itself answers a GET with 405.
 describeAdapterContract('express', async (receiver) => {
@@ -72,11 +77,7 @@ describe('express body parsers', () => {
   }
 
   it('a plain express.text() leaves JSON deliveries alone', async () => {
-    const receiver = createReceiver({ secret: CONTRACT_SECRET });
-    const seen: string[] = [];
-    receiver.on('leave.approved', (event) => {
-      seen.push(event.id);
-    });
+    const { receiver, seen } = watchedReceiver();
     const server = express();
     server.use(express.text());
     server.post(WEBHOOK_PATH, createExpressMiddleware(receiver));
@@ -88,11 +89,7 @@ describe('express body parsers', () => {
   });
 
   it('the webhook route registered before an app-wide express.json() gets the raw bytes', async () => {
-    const receiver = createReceiver({ secret: CONTRACT_SECRET });
-    const seen: string[] = [];
-    receiver.on('leave.approved', (event) => {
-      seen.push(event.id);
-    });
+    const { receiver, seen } = watchedReceiver();
     const server = express();
     server.post(WEBHOOK_PATH, createExpressMiddleware(receiver));
     server.use(express.json());

@@ -1,11 +1,16 @@
 // The adapter contract through `createFastifyPlugin` on a real Fastify 5 listen, and its parser scoping via inject.
 import Fastify, { type FastifyInstance } from 'fastify';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { createReceiver, type Receiver } from 'workforce-webhooks';
+import { createReceiver } from 'workforce-webhooks';
 import { createFastifyPlugin } from 'workforce-webhooks/fastify';
 import { leaveApproved } from '../contract/adapter-dedupe.js';
 import { WEBHOOK_PATH } from '../contract/adapter-listen.js';
-import { CONTRACT_SECRET, describeAdapterContract, type MountedApp } from '../contract/adapter-suite.js';
+import {
+  CONTRACT_SECRET,
+  describeAdapterContract,
+  type MountedApp,
+  watchedReceiver,
+} from '../contract/adapter-suite.js';
 
 async function listen(app: FastifyInstance): Promise<MountedApp> {
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
@@ -32,17 +37,6 @@ describeAdapterContract('fastify with app-wide parsers', async (receiver) => {
   await app.register(createFastifyPlugin(receiver, { path: WEBHOOK_PATH }));
   return listen(app);
 });
-
-/** A receiver that records the ids it handled, closed after the test. */
-function watchedReceiver(): { readonly receiver: Receiver; readonly seen: string[] } {
-  const receiver = createReceiver({ secret: CONTRACT_SECRET });
-  const seen: string[] = [];
-  receiver.on('leave.approved', (event) => {
-    seen.push(event.id);
-  });
-  onTestFinished(() => receiver.close());
-  return { receiver, seen };
-}
 
 describe('fastify parser scoping (inject)', () => {
   it("leaves the app's own JSON parsing elsewhere untouched", async () => {

@@ -8,7 +8,7 @@ import { createReceiver, type Logger } from 'workforce-webhooks';
 import { createHonoHandler } from 'workforce-webhooks/hono';
 import { leaveApproved } from '../contract/adapter-dedupe.js';
 import { listen, WEBHOOK_PATH } from '../contract/adapter-listen.js';
-import { CONTRACT_SECRET, describeAdapterContract } from '../contract/adapter-suite.js';
+import { CONTRACT_SECRET, describeAdapterContract, watchedReceiver } from '../contract/adapter-suite.js';
 
 const URL = `http://localhost${WEBHOOK_PATH}`;
 
@@ -84,11 +84,7 @@ describe('hono body cache', () => {
   });
 
   it('c.req.arrayBuffer() first is fine: the cache holds the bytes as sent', async () => {
-    const receiver = createReceiver({ secret: CONTRACT_SECRET });
-    const seen: string[] = [];
-    receiver.on('leave.approved', (event) => {
-      seen.push(event.id);
-    });
+    const { receiver, seen } = watchedReceiver();
     const app = new Hono();
     app.use(async (c, next) => {
       await c.req.arrayBuffer();
@@ -108,11 +104,7 @@ describe('hono body cache', () => {
 
 describe('hono background work', () => {
   it('hands queued work to executionCtx.waitUntil where there is one (Workers)', async () => {
-    const receiver = createReceiver({ secret: CONTRACT_SECRET });
-    const seen: string[] = [];
-    receiver.on('leave.approved', (event) => {
-      seen.push(event.id);
-    });
+    const { receiver, seen } = watchedReceiver();
     const app = new Hono().post(WEBHOOK_PATH, createHonoHandler(receiver));
     // The shape Workers passes as the third argument of `fetch(request, env, ctx)`.
     const kept: Promise<unknown>[] = [];
@@ -132,11 +124,7 @@ describe('hono background work', () => {
   });
 
   it('on Node, where c.executionCtx throws, answers as usual and the work still runs', async () => {
-    const receiver = createReceiver({ secret: CONTRACT_SECRET });
-    const seen: string[] = [];
-    receiver.on('leave.approved', (event) => {
-      seen.push(event.id);
-    });
+    const { receiver, seen } = watchedReceiver();
     const app = new Hono().post(WEBHOOK_PATH, createHonoHandler(receiver));
     app.get('/probe', (c) => {
       expect(() => c.executionCtx).toThrow();

@@ -7,7 +7,7 @@ import { createNextApiHandler, createNextRouteHandler } from 'workforce-webhooks
 import { expectAnswer, post } from '../contract/adapter-client.js';
 import { leaveApproved } from '../contract/adapter-dedupe.js';
 import { listen } from '../contract/adapter-listen.js';
-import { CONTRACT_SECRET, describeAdapterContract } from '../contract/adapter-suite.js';
+import { CONTRACT_SECRET, describeAdapterContract, watchedReceiver } from '../contract/adapter-suite.js';
 
 // A fetch-to-node bridge serves the route handler the real `Request` objects Next would give it.
 describeAdapterContract('next route handler', async (receiver) =>
@@ -37,11 +37,7 @@ function recordingLogger(): {
 describe('next route handler outside a Next request', () => {
   it('answers as usual, runs the work, and says once that after() could not keep it alive', async () => {
     const logger = recordingLogger();
-    const receiver = createReceiver({ secret: CONTRACT_SECRET, logger });
-    const seen: string[] = [];
-    receiver.on('leave.approved', (event) => {
-      seen.push(event.id);
-    });
+    const { receiver, seen } = watchedReceiver({ logger });
     const POST = createNextRouteHandler(receiver);
     const first = await leaveApproved();
     const second = await leaveApproved();

@@ -1,21 +1,19 @@
 // The adapter contract through `createNodeHandler` on a plain `http.createServer`, and how its body reader copes
 // with bodies in pieces, oversized, cut off or shorter than declared.
-import { createServer, request } from 'node:http';
+import { type ClientRequest, createServer, request } from 'node:http';
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { createReceiver } from 'workforce-webhooks';
 import { createNodeHandler } from 'workforce-webhooks/node';
 import { eventually, expectAnswer, post } from '../contract/adapter-client.js';
 import { leaveApproved } from '../contract/adapter-dedupe.js';
 import { listen } from '../contract/adapter-listen.js';
-import { CONTRACT_SECRET, describeAdapterContract } from '../contract/adapter-suite.js';
+import { describeAdapterContract, watchedReceiver } from '../contract/adapter-suite.js';
 
 describeAdapterContract('node:http', (receiver) => listen(createServer(createNodeHandler(receiver))));
 
-/** POSTs `total` bytes in 64 KiB chunks with no Content-Length (chunked), as a misbehaving sender might. */
-function postChunked(url: string, total: number): Promise<{ status: number; body: string }> {
+/** The status and text of the answer to `req`; an error after the answer (the server closed early) is ignored. */
+function answerTo(req: ClientRequest): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json' } });
     let answered = false;
     req.on('response', (res) => {
       answered = true;
@@ -25,30 +23,33 @@ function postChunked(url: string, total: number): Promise<{ status: number; body
       });
       res.on('end', () => resolve({ status: res.statusCode!, body }));
     });
-    // The server answers before the upload ends and closes the connection: later writes may fail, as they should.
     req.on('error', (error) => {
       if (!answered) reject(error);
     });
-    const chunk = Buffer.alloc(64 * 1024, 0x20);
-    let sent = 0;
-    const write = (): void => {
-      while (sent < total) {
-        sent += chunk.byteLength;
-        if (!req.write(chunk)) return void req.once('drain', write);
-      }
-      req.end();
-    };
-    write();
   });
+}
+
+/** POSTs `total` bytes in 64 KiB chunks with no Content-Length (chunked), as a misbehaving sender might. */
+function postChunked(url: string, total: number): Promise<{ status: number; body: string }> {
+  const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json' } });
+  // The server answers before the upload ends and closes the connection: later writes may fail, as they should.
+  const answer = answerTo(req);
+  const chunk = Buffer.alloc(64 * 1024, 0x20);
+  let sent = 0;
+  const write = (): void => {
+    while (sent < total) {
+      sent += chunk.byteLength;
+      if (!req.write(chunk)) return void req.once('drain', write);
+    }
+    req.end();
+  };
+  write();
+  return answer;
 }
 
 describe('node:http adapter', () => {
   it('refuses a chunked body as soon as it passes maxBodyBytes, and keeps serving', async () => {
-    const receiver = createReceiver({ secret: CONTRACT_SECRET });
-    const seen: string[] = [];
-    receiver.on('leave.approved', (event) => {
-      seen.push(event.id);
-    });
+    const { receiver, seen } = watchedReceiver();
     const app = await listen(createServer(createNodeHandler(receiver)));
     try {
       const refused = await postChunked(app.url, 2 * 1024 * 1024);
@@ -66,33 +67,21 @@ describe('node:http adapter', () => {
   });
 
   it('reassembles a signed body sent in several chunks, byte for byte', async () => {
-    const receiver = createReceiver({ secret: CONTRACT_SECRET });
-    const seen: string[] = [];
-    receiver.on('leave.approved', (event) => {
-      seen.push(event.id);
-    });
+    const { receiver, seen } = watchedReceiver();
     const app = await listen(createServer(createNodeHandler(receiver)));
     try {
       const delivery = await leaveApproved();
       const bytes = Buffer.from(delivery.body);
-      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const req = request(app.url, { method: 'POST', headers: delivery.headers });
-        req.on('error', reject);
-        req.on('response', (res) => {
-          let body = '';
-          res.setEncoding('utf8').on('data', (chunk: string) => {
-            body += chunk;
-          });
-          res.on('end', () => resolve({ status: res.statusCode!, body }));
-        });
-        // Three writes a tick apart, so the server sees three 'data' events.
-        const third = Math.ceil(bytes.length / 3);
-        req.write(bytes.subarray(0, third));
-        setTimeout(() => {
-          req.write(bytes.subarray(third, 2 * third));
-          setTimeout(() => req.end(bytes.subarray(2 * third)), 5);
-        }, 5);
-      });
+      const req = request(app.url, { method: 'POST', headers: delivery.headers });
+      const answered = answerTo(req);
+      // Three writes a tick apart, so the server sees three 'data' events.
+      const third = Math.ceil(bytes.length / 3);
+      req.write(bytes.subarray(0, third));
+      setTimeout(() => {
+        req.write(bytes.subarray(third, 2 * third));
+        setTimeout(() => req.end(bytes.subarray(2 * third)), 5);
+      }, 5);
+      const answer = await answered;
       expect({ status: answer.status, body: JSON.parse(answer.body) as unknown }).toEqual({
         status: 202,
         body: { received: true },
@@ -105,11 +94,7 @@ describe('node:http adapter', () => {
   });
 
   it('runs nothing for a body cut off mid-way, and keeps serving', async () => {
-    const receiver = createReceiver({ secret: CONTRACT_SECRET });
-    const seen: string[] = [];
-    receiver.on('leave.approved', (event) => {
-      seen.push(event.id);
-    });
+    const { receiver, seen } = watchedReceiver();
     const handler = createNodeHandler(receiver);
     const handled: Promise<void>[] = [];
     const server = createServer((req, res) => void handled.push(handler(req, res)));

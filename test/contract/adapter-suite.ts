@@ -29,6 +29,24 @@ export type Mount = (receiver: Receiver) => Promise<MountedApp>;
 export const CONTRACT_SECRET = 'whsec_contract_MfKQ9r3bXyZ2tLp8VnWc';
 
 /**
+ * A receiver with the contract's secret that records the `leave.approved` ids it handled; closed after the test.
+ * @example
+ * const { receiver, seen } = watchedReceiver({ logger });
+ */
+export function watchedReceiver(options: Partial<ReceiverOptions> = {}): {
+  readonly receiver: Receiver;
+  readonly seen: string[];
+} {
+  const receiver = createReceiver({ secret: CONTRACT_SECRET, ...options });
+  const seen: string[] = [];
+  receiver.on('leave.approved', (event) => {
+    seen.push(event.id);
+  });
+  onTestFinished(() => receiver.close());
+  return { receiver, seen };
+}
+
+/**
  * What each scenario module gets: a named test and a fresh receiver mounted for that test.
  * @example
  * scenario('GET', async () => { const { url } = await open(); ... });
