@@ -37,11 +37,12 @@ export function createFastifyPlugin(
   return async (fastify) => {
     // The app's parsers (its JSON one, or a catch-all it added) are inherited: drop them here, keep the bytes.
     fastify.removeAllContentTypeParsers();
-    fastify.addContentTypeParser(
-      '*',
-      { parseAs: 'buffer', bodyLimit: receiver.maxBodyBytes },
-      (_request, body, done) => done(null, body),
-    );
+    const raw = { parseAs: 'buffer', bodyLimit: receiver.maxBodyBytes } as const;
+    const keep = (_request: FastifyRequest, body: Buffer, done: (error: null, body: Buffer) => void) =>
+      done(null, body);
+    // The service's own media type by name: Fastify caches that lookup, never the catch-all one.
+    fastify.addContentTypeParser('application/json', raw, keep);
+    fastify.addContentTypeParser('*', raw, keep);
     // Fastify refuses an oversized or broken body before the handler; the core still picks the answer.
     fastify.setErrorHandler((error: { code?: string }, request, reply) => {
       const { method, headers } = request.raw;

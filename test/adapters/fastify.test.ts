@@ -112,6 +112,25 @@ describe('fastify parser scoping (inject)', () => {
     expect(seen).toEqual([delivery.event.id]);
   });
 
+  it('keeps the exact bytes under every media type, named or caught by the catch-all', async () => {
+    const { receiver, seen } = watchedReceiver();
+    const app = Fastify();
+    await app.register(createFastifyPlugin(receiver, { path: WEBHOOK_PATH }));
+    const types = ['application/json; charset=utf-8', 'application/json', 'text/plain', 'application/x-foo'];
+    const statuses: number[] = [];
+    const ids: string[] = [];
+    for (const type of types) {
+      const delivery = await leaveApproved();
+      ids.push(delivery.event.id);
+      const headers = { ...delivery.headers, 'content-type': type };
+      const answer = await app.inject({ method: 'POST', url: WEBHOOK_PATH, headers, payload: delivery.body });
+      statuses.push(answer.statusCode);
+    }
+    expect(statuses).toEqual([202, 202, 202, 202]);
+    await receiver.close();
+    expect(seen).toEqual(ids);
+  });
+
   it('answers 500 raw_body_unavailable, logging the fix, when an app hook replaces the body', async () => {
     const errors: string[] = [];
     const logger = {
