@@ -19,9 +19,10 @@ interface Profile {
 function category(url: string, functionName: string): string {
   if (functionName === '(idle)') return 'idle';
   if (functionName === '(garbage collector)') return 'gc';
+  // Dependencies first: their own `dist/` folders are not the package's.
+  if (url.includes('node_modules/')) return url.replace(/^.*node_modules\/((@[^/]+\/)?[^/]+).*$/, '$1');
   if (url.includes('/dist/')) return 'workforce-webhooks';
   if (url.includes('/bench/')) return 'bench code';
-  if (url.includes('node_modules/')) return url.replace(/^.*node_modules\/((@[^/]+\/)?[^/]+).*$/, '$1');
   return 'node internals, syscalls';
 }
 

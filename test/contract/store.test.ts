@@ -1,7 +1,7 @@
 // The store contract on the memory store (injected clock) and on the Redis store (a real redis-server).
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe } from 'vitest';
-import { createMemoryStore } from 'workforce-webhooks';
+import { describe, expect, it } from 'vitest';
+import { ConfigurationError, createMemoryStore } from 'workforce-webhooks';
 import { createRedisStore } from 'workforce-webhooks/redis';
 import { connectRedis, redisUrl, uniqueName } from '../setup/redis-helpers.js';
 import { runStoreContract } from './store-suite.js';
@@ -14,6 +14,54 @@ runStoreContract('memory', async () => {
       clock += ms;
     },
   };
+});
+
+describe('memory store bounds', () => {
+  it('forgets the id claimed longest ago once past max, done or not', async () => {
+    const store = createMemoryStore({ max: 3 });
+    const claims = new Map<string, string>();
+    for (const id of ['a', 'b', 'c']) {
+      const claim = await store.claim(id, 30_000);
+      if (claim.status === 'claimed') claims.set(id, claim.token);
+    }
+    // Completing does not move an id forward: the order is the order of claims.
+    expect(await store.complete('a', claims.get('a') ?? '', 60_000)).toBe(true);
+    expect((await store.claim('d', 30_000)).status).toBe('claimed');
+    expect((await store.claim('b', 30_000)).status).toBe('in_progress');
+    expect((await store.claim('c', 30_000)).status).toBe('in_progress');
+    // 'a' is gone (a new claim takes it, and pushes out 'b'), and its old token no longer acts.
+    expect((await store.claim('a', 30_000)).status).toBe('claimed');
+    expect((await store.claim('b', 30_000)).status).toBe('claimed');
+    expect(await store.complete('a', claims.get('a') ?? '', 60_000)).toBe(false);
+  });
+
+  it('holds a lease and a done mark up to and including their last millisecond', async () => {
+    let clock = 5_000;
+    const store = createMemoryStore({ now: () => clock });
+    const claim = await store.claim('lease', 100);
+    clock += 100;
+    expect((await store.claim('lease', 100)).status).toBe('in_progress');
+    clock += 1;
+    expect((await store.claim('lease', 100)).status).toBe('claimed');
+    expect(claim.status === 'claimed' && (await store.complete('lease', claim.token, 100))).toBe(false);
+
+    const owner = await store.claim('done', 100);
+    expect(owner.status === 'claimed' && (await store.complete('done', owner.token, 50))).toBe(true);
+    clock += 50;
+    expect((await store.claim('done', 100)).status).toBe('done');
+    clock += 1;
+    expect((await store.claim('done', 100)).status).toBe('claimed');
+  });
+
+  it('stays within max over many claims, and refuses a max no Map can hold', async () => {
+    const store = createMemoryStore({ max: 1000 });
+    for (let i = 0; i < 10_000; i++) await store.claim(`id-${i}`, 30_000);
+    // The last 1000 are remembered, the 1001st from the end is not.
+    expect((await store.claim('id-9000', 30_000)).status).toBe('in_progress');
+    expect((await store.claim('id-8999', 30_000)).status).toBe('claimed');
+    expect(() => createMemoryStore({ max: 2 ** 24 + 1 })).toThrow(ConfigurationError);
+    expect(() => createMemoryStore({ max: 0 })).toThrow(ConfigurationError);
+  });
 });
 
 describe.skipIf(!redisUrl)('with redis-server', () => {
