@@ -59,7 +59,9 @@ export function dedupeScenarios({ scenario, open }: ContractContext): void {
       handled.resolve();
     });
     const delivery = await leaveApproved();
-    expectAnswer(await post(url, delivery), 202, ACCEPTED, { 'cache-control': 'no-store' });
+    expectAnswer(await post(url, delivery), 202, ACCEPTED, {
+      'content-type': 'application/json; charset=utf-8',
+    });
     await handled.promise;
     await receiver.close();
     expect(calls).toHaveLength(1);
