@@ -30,7 +30,11 @@ const [server = 'node', variant = 'package', seconds = '5'] = process.argv.slice
 const dir = `reports/profiles/${server}-${variant}`;
 rmSync(dir, { recursive: true, force: true });
 mkdirSync(dir, { recursive: true });
-const running = await startServer(server, variant, { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`] });
+// BENCH_NODE_ARGS: extra flags for the server, e.g. `--no-allocation-site-pretenuring` to test a V8 heuristic.
+const extra = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+const running = await startServer(server, variant, {
+  nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...extra],
+});
 const scheme = server === 'octokit' ? 'github' : 'svc';
 await load({ port: running.port, seconds: 1, scheme });
 const result = await load({ port: running.port, seconds: Number(seconds), scheme });
