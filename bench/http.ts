@@ -155,7 +155,7 @@ const table: Table = {
     'which holds still when other work on the machine steals the core; req/s does not. autocannon ' +
     'reports latency in whole milliseconds. Fastify: the hand-written endpoint sits in a plugin of its own, as ' +
     "the package's does, which an app needs to keep a Buffer parser off its other JSON routes; the root row " +
-    'shows the same endpoint in an app that registers no plugin (docs/benchmarks.md, "Fastify and plugins").' +
+    'shows the same endpoint in an app that registers no plugin (docs/benchmarks.md, "How it measures").' +
     (missing.length > 0 ? ` Not measured (adapter not built yet): ${missing.join(', ')}.` : ''),
 };
 emit({ tables: [table], targets });
