@@ -40,6 +40,9 @@ export interface MemoryQueueOptions {
 
 // A job is also the `queued` answer of `enqueue`: its `settled` promise is made only when someone asks for it
 // (serverless adapters do; a long-running server never does), which saves a promise per delivery.
+// A first attempt has no handler done yet: one shared empty list instead of one per job.
+const NONE_COMPLETED: readonly number[] = Object.freeze([]);
+
 class Job {
   readonly status = 'queued';
   readonly data: QueuedEvent;
@@ -55,7 +58,7 @@ class Job {
   constructor(data: QueuedEvent) {
     this.data = data;
     this.attempt = (data.attemptsMade ?? 0) + 1;
-    this.completed = data.completed ?? [];
+    this.completed = data.completed ?? NONE_COMPLETED;
   }
 
   /** Resolves when the job ends: its handlers succeeded, or it became a dead letter. */
