@@ -39,6 +39,29 @@ export function post(
 }
 
 /**
+ * POSTs a delivery as a stream of three chunks with no Content-Length (chunked transfer encoding), as a proxy that
+ * re-frames bodies may.
+ * @example
+ * await postChunked(url, await createSignedDelivery({ secret, type: 'leave.approved' }));
+ */
+export function postChunked(
+  url: string,
+  delivery: { readonly body: string; readonly headers: Readonly<Record<string, string>> },
+): Promise<Answer> {
+  const bytes = new TextEncoder().encode(delivery.body);
+  const third = Math.ceil(bytes.byteLength / 3);
+  const chunks = [bytes.subarray(0, third), bytes.subarray(third, 2 * third), bytes.subarray(2 * third)];
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      const chunk = chunks.shift();
+      if (chunk === undefined) controller.close();
+      else controller.enqueue(chunk);
+    },
+  });
+  return send(url, { method: 'POST', headers: delivery.headers, body, duplex: 'half' } as RequestInit);
+}
+
+/**
  * Asserts status, exact JSON body and, when given, headers of an answer from DESIGN.md's status table.
  * @example
  * expectAnswer(answer, 202, { received: true });

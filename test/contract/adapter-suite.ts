@@ -72,6 +72,7 @@ export const SCENARIOS = [
   'Svc-Event-Id differs from the body',
   'unknown type',
   '2 MiB body',
+  '2 MiB body in chunks, with no length declared',
   'GET',
   'handler throws',
   'queue full',

@@ -2,7 +2,7 @@
 
 import { expect } from 'vitest';
 import { createSignedDelivery, signPayload } from 'workforce-webhooks/testing';
-import { expectAnswer, post, send } from './adapter-client.js';
+import { expectAnswer, post, postChunked, send } from './adapter-client.js';
 import { leaveApproved } from './adapter-dedupe.js';
 import { CONTRACT_SECRET, type ContractContext } from './adapter-suite.js';
 
@@ -117,6 +117,21 @@ export function verificationScenarios({ scenario, open }: ContractContext): void
     // The server stays up and answers the next delivery normally.
     const next = await leaveApproved();
     expectAnswer(await post(url, next), 202, { received: true });
+    await receiver.close();
+    expect(seen).toEqual([next.event.id]);
+  });
+
+  scenario('2 MiB body in chunks, with no length declared', async () => {
+    const { receiver, url, seen } = await openWatched();
+    const body = `{"padding":"${'x'.repeat(2 * 1024 * 1024)}"}`;
+    const headers = {
+      'content-type': 'application/json; charset=utf-8',
+      'svc-signature': await signPayload({ payload: body, secret: CONTRACT_SECRET }),
+    };
+    expectAnswer(await postChunked(url, { body, headers }), 413, { error: 'payload_too_large' });
+    // A delivery framed the same way within the limit is read whole and accepted.
+    const next = await leaveApproved();
+    expectAnswer(await postChunked(url, next), 202, { received: true });
     await receiver.close();
     expect(seen).toEqual([next.event.id]);
   });
