@@ -110,7 +110,9 @@ for (const framework of available) {
       ops(1e6 / s.cpu),
       key === baseKey
         ? ratio(1)
-        : `${ratio(capacity.value)} (${ratio(capacity.low)}–${ratio(capacity.high)})`,
+        : ROUNDS === 1
+          ? ratio(capacity.value)
+          : `${ratio(capacity.value)} (${ratio(capacity.low)}–${ratio(capacity.high)})`,
       String(s.failures),
     ];
   };
