@@ -152,12 +152,12 @@ const table: Table = {
   note:
     'Every request carries a fresh event id and signature (no duplicates). The package runs in queue mode with ' +
     'the memory store and one no-op handler; hand-written endpoints verify, parse and answer 202. Medians over ' +
-    'rounds. Targets use capacity (requests per CPU-second of the pinned server, from /proc utime + stime): the ' +
-    'median of the ratios of each round, whose endpoints ran back to back, with the lowest and highest in brackets; ' +
-    'which holds still when other work on the machine steals the core; req/s does not. autocannon ' +
-    'reports latency in whole milliseconds. Fastify: the hand-written endpoint sits in a plugin of its own, as ' +
-    "the package's does, which an app needs to keep a Buffer parser off its other JSON routes; the root row " +
-    'shows the same endpoint in an app that registers no plugin (docs/benchmarks.md, "How it measures").' +
+    'rounds. Targets use capacity, requests per CPU-second of the pinned server (/proc utime + stime), which holds ' +
+    'still when other work on the machine steals the core, where req/s does not: the median of the ratios of each ' +
+    'round, whose two endpoints ran back to back, with the lowest and highest in brackets. autocannon reports ' +
+    'latency in whole milliseconds. Fastify: the hand-written endpoint sits in a plugin of its own, as the package ' +
+    'does, which an app needs to keep a Buffer parser off its other JSON routes; the root row shows the same ' +
+    'endpoint in an app that registers no plugin (docs/benchmarks.md, "How it measures").' +
     (missing.length > 0 ? ` Not measured (adapter not built yet): ${missing.join(', ')}.` : ''),
 };
 emit({ tables: [table], targets });
