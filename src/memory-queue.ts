@@ -38,11 +38,11 @@ export interface MemoryQueueOptions {
   readonly maxDeadLetters?: number;
 }
 
-// A job is also the `queued` answer of `enqueue`: its `settled` promise is made only when someone asks for it
-// (serverless adapters do; a long-running server never does), which saves a promise per delivery.
 // A first attempt has no handler done yet: one shared empty list instead of one per job.
 const NONE_COMPLETED: readonly number[] = Object.freeze([]);
 
+// A job is also the `queued` answer of `enqueue`: its `settled` promise is made only when someone asks for it
+// (serverless adapters do; a long-running server never does), which saves a promise per delivery.
 class Job {
   readonly status = 'queued';
   readonly data: QueuedEvent;
