@@ -10,6 +10,14 @@ describe('README', () => {
     expect(sync(readme).stale).toEqual([]);
   });
 
+  it('claims no runtime dependency only while package.json has none', () => {
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      dependencies?: Record<string, string>;
+    };
+    expect(readme.replace(/\s+/g, ' ')).toContain('no runtime dependency of its own');
+    expect(pkg.dependencies ?? {}).toEqual({});
+  });
+
   it('gives the two set-up commands', () => {
     expect(readme).toContain('npm install && npm start');
     expect(readme).toContain('npm test');
