@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSignedDelivery } from 'workforce-webhooks/testing';
 import { eventually, expectAnswer, post } from '../contract/adapter-client.js';
 import { LEAVE_APPROVED } from '../contract/adapter-dedupe.js';
+import { expectValidCopyAndForgery } from '../support/example-process.js';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -60,17 +61,8 @@ describe('examples/next on next start', () => {
     `handled leave.approved ${id} for ${LEAVE_APPROVED.employeeId} from 2026-11-02`;
 
   it('App Router: accepts a signed delivery, runs its handler, dedupes the copy, refuses a forgery', async () => {
-    const url = `${base}/api/webhooks/workforce`;
-    const signed = await delivery();
-    expectAnswer(await post(url, signed), 202, { received: true });
+    const signed = await expectValidCopyAndForgery(`${base}/api/webhooks/workforce`, SECRET);
     await eventually(() => expect(output).toContain(handled(signed.event.id)));
-    expectAnswer(await post(url, signed), 200, { received: true, duplicate: true });
-    const forged = await createSignedDelivery({
-      secret: 'whsec_attacker',
-      type: 'leave.approved',
-      data: LEAVE_APPROVED,
-    });
-    expectAnswer(await post(url, forged), 400, { error: 'signature_mismatch' });
     // Inside a real Next request, after() took the queued work: the fallback warning never appeared.
     expect(output).not.toContain('after() is unavailable');
   });
