@@ -1,8 +1,10 @@
 // Fastify adapter: a plugin whose own scope reads every body as raw bytes, so the app's parsers never see it.
+import type { Readable } from 'node:stream';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { HandleInput, Receiver } from '../src/receiver.js';
 import type { WebhookResponse } from '../src/responses.js';
 import { answerOf } from '../src/sync.js';
+import { type BodyFailure, declaredLength, readBody } from './node-io.js';
 
 /** Options of `createFastifyPlugin`. */
 export interface FastifyPluginOptions {
@@ -33,20 +35,40 @@ export function createFastifyPlugin(
     send(reply, response);
     return undefined;
   };
+  // Reads the bytes as they came, where `parseAs: 'buffer'` would copy every body once more. It reads the stream
+  // Fastify hands it (after any preParsing hook), so the bytes are those the app's own hooks let through.
+  const limit = receiver.maxBodyBytes;
+  const parse = (
+    request: FastifyRequest,
+    payload: Readable,
+    done: (error: Error | null, body?: Uint8Array) => void,
+  ): void => {
+    const declared = declaredLength(request.headers);
+    if (declared !== undefined && declared > limit) done(new BodyRefused('too_large'));
+    // Decoded chunks would no longer be the bytes that were signed.
+    else if (payload.readableEncoding !== null) done(new BodyRefused('unreadable'));
+    // A stream a preParsing hook made has a length of its own; the declared one is the request's.
+    else
+      readBody(payload, payload === request.raw ? declared : undefined, limit, (body) =>
+        typeof body === 'string' ? done(new BodyRefused(body)) : done(null, body),
+      );
+  };
   // Registered without fastify-plugin on purpose: the parsers and the error handler below stay in this scope.
   return async (fastify) => {
     // The app's parsers (its JSON one, or a catch-all it added) are inherited: drop them here, keep the bytes.
     fastify.removeAllContentTypeParsers();
-    const raw = { parseAs: 'buffer', bodyLimit: receiver.maxBodyBytes } as const;
-    const keep = (_request: FastifyRequest, body: Buffer, done: (error: null, body: Buffer) => void) =>
-      done(null, body);
     // The service's own media type by name: Fastify caches that lookup, never the catch-all one.
-    fastify.addContentTypeParser('application/json', raw, keep);
-    fastify.addContentTypeParser('*', raw, keep);
-    // Fastify refuses an oversized or broken body before the handler; the core still picks the answer.
+    fastify.addContentTypeParser('application/json', parse);
+    fastify.addContentTypeParser('*', parse);
+    // A body refused by the parser (or by Fastify) ends here, with the connection closed; the core picks the answer.
     fastify.setErrorHandler((error: { code?: string }, request, reply) => {
       const { method, headers } = request.raw;
-      const kind = error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'too_large' : 'unreadable';
+      const kind =
+        error instanceof BodyRefused
+          ? error.kind
+          : error.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+            ? 'too_large'
+            : 'unreadable';
       return answer(reply, { method, headers, bodyProblem: { kind } });
     });
     fastify.all(path, (request: FastifyRequest, reply) => {
@@ -63,4 +85,14 @@ export function createFastifyPlugin(
       );
     });
   };
+}
+
+// Why the parser gave up on a body; the error handler turns it into the core's answer.
+class BodyRefused extends Error {
+  readonly kind: BodyFailure;
+
+  constructor(kind: BodyFailure) {
+    super(kind === 'too_large' ? 'the body is over maxBodyBytes' : 'the body could not be read as sent');
+    this.kind = kind;
+  }
 }

@@ -1,6 +1,7 @@
 // What the node:http based adapters (node, Express, Next's Pages Router) share: reading the raw bytes of an
 // IncomingMessage and writing the core's answer. Internal: not a subpath of the package.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { HandleInput } from '../src/receiver.js';
 import type { WebhookResponse } from '../src/responses.js';
 
@@ -44,28 +45,63 @@ export function readNodeInput(
   done: (input: HandleInput) => void,
 ): void {
   const { method, headers } = req;
-  const length = headers['content-length'];
-  const declared = length !== undefined && DIGITS.test(length) ? Number(length) : undefined;
+  const declared = declaredLength(headers);
   const early = answerWithoutReading(req, declared, limit, fix);
   if (early !== undefined) {
     done(early);
     return;
   }
+  readBody(req, declared, limit, (body) => {
+    done(
+      typeof body === 'string' ? { method, headers, bodyProblem: { kind: body } } : { method, headers, body },
+    );
+  });
+}
+
+/**
+ * The request's `content-length` as a number, or undefined when absent or not plain digits.
+ * @example
+ * const declared = declaredLength(req.headers);
+ */
+export function declaredLength(headers: IncomingHttpHeaders): number | undefined {
+  const length = headers['content-length'];
+  return length !== undefined && DIGITS.test(length) ? Number(length) : undefined;
+}
+
+/** Why a body could not be had: over the limit, or cut short, broken or decoded. */
+export type BodyFailure = 'too_large' | 'unreadable';
+
+/**
+ * Reads a body stream to its end, up to `limit` bytes, and calls `done` once: with the bytes (one chunk is handed
+ * over as is, never copied), or with why not. Past the limit it stops reading; the answer closes the connection.
+ * @example
+ * readBody(req, declaredLength(req.headers), limit, (body) => ...);
+ */
+export function readBody(
+  stream: Readable,
+  declared: number | undefined,
+  limit: number,
+  done: (body: Uint8Array | BodyFailure) => void,
+): void {
   let first: Buffer | undefined;
   let chunks: Buffer[] | undefined;
   let received = 0;
   let finished = false;
-  const finish = (body: Uint8Array | 'too_large' | 'unreadable'): void => {
+  const finish = (body: Uint8Array | BodyFailure): void => {
     if (finished) return;
     finished = true;
     if (typeof body === 'string') {
-      // Stop reading the rest; the answer closes the connection.
-      req.removeListener('data', onData);
-      req.pause();
-      done({ method, headers, bodyProblem: { kind: body } });
-    } else done({ method, headers, body });
+      stream.removeListener('data', onData);
+      stream.pause();
+    }
+    done(body);
   };
-  const onData = (chunk: Buffer): void => {
+  const onData = (chunk: Buffer | string): void => {
+    // A string would be decoded text, no longer the bytes that were signed (a stream some hook set an encoding on).
+    if (typeof chunk === 'string') {
+      finish('unreadable');
+      return;
+    }
     received += chunk.length;
     if (received > limit) finish('too_large');
     else if (first === undefined) first = chunk;
@@ -73,14 +109,14 @@ export function readNodeInput(
     else chunks.push(chunk);
   };
   const unreadable = (): void => finish('unreadable');
-  req.on('data', onData);
-  req.on('end', () => {
+  stream.on('data', onData);
+  stream.on('end', () => {
     if (declared !== undefined && received !== declared) unreadable();
     else finish(chunks !== undefined ? Buffer.concat(chunks, received) : (first ?? EMPTY));
   });
-  req.on('error', unreadable);
+  stream.on('error', unreadable);
   // An aborted request closes without 'end'.
-  req.on('close', unreadable);
+  stream.on('close', unreadable);
 }
 
 const EMPTY = new Uint8Array(0);

@@ -1,4 +1,5 @@
 // The adapter contract through `createFastifyPlugin` on a real Fastify 5 listen, and its parser scoping via inject.
+import { Readable } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createReceiver } from 'workforce-webhooks';
@@ -129,6 +130,48 @@ describe('fastify parser scoping (inject)', () => {
     expect(statuses).toEqual([202, 202, 202, 202]);
     await receiver.close();
     expect(seen).toEqual(ids);
+  });
+
+  it("reads the stream an app's preParsing hook hands on, bytes unchanged", async () => {
+    const { receiver, seen } = watchedReceiver();
+    const app = Fastify();
+    // A hook that reads the whole request itself and hands on a stream of its own: the socket's stream is spent.
+    app.addHook('preParsing', async (_request, _reply, payload) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of payload) chunks.push(chunk as Buffer);
+      return Readable.from([Buffer.concat(chunks)]);
+    });
+    await app.register(createFastifyPlugin(receiver, { path: WEBHOOK_PATH }));
+    const delivery = await leaveApproved();
+    const answer = await app.inject({
+      method: 'POST',
+      url: WEBHOOK_PATH,
+      headers: delivery.headers,
+      payload: delivery.body,
+    });
+    expect(answer.statusCode).toBe(202);
+    await receiver.close();
+    expect(seen).toEqual([delivery.event.id]);
+  });
+
+  it('answers 400 invalid_payload, running nothing, when a preParsing hook decodes the bytes to text', async () => {
+    const { receiver, seen } = watchedReceiver();
+    const app = Fastify();
+    app.addHook('preParsing', async (_request, _reply, payload) => payload.setEncoding('utf8'));
+    await app.register(createFastifyPlugin(receiver, { path: WEBHOOK_PATH }));
+    const delivery = await leaveApproved();
+    const answer = await app.inject({
+      method: 'POST',
+      url: WEBHOOK_PATH,
+      headers: delivery.headers,
+      payload: delivery.body,
+    });
+    expect({ status: answer.statusCode, body: answer.json() }).toEqual({
+      status: 400,
+      body: { error: 'invalid_payload' },
+    });
+    await receiver.close();
+    expect(seen).toEqual([]);
   });
 
   it('answers 500 raw_body_unavailable, logging the fix, when an app hook replaces the body', async () => {
