@@ -1,5 +1,6 @@
 // The dedupe store (spec rule 3): an atomic claim per event id, and the in-process store on a Map.
 import { ConfigurationError } from './errors.js';
+import { IdTable, MAX_SLOTS } from './id-table.js';
 import { type SyncStore, withSyncFace } from './sync.js';
 
 /** What `claim` found: the caller now owns the id (with a token), someone else is on it, or it is done. */
@@ -37,18 +38,21 @@ export interface MemoryStoreOptions {
   readonly now?: () => number;
 }
 
-// One remembered id: claimed by `token` until `expires`, or done (no token) until `expires`. Mutated in place,
-// so a done mark or a renewal allocates nothing.
-interface Entry {
-  token: string | undefined;
-  expires: number;
-}
-
-// The most entries a V8 Map holds (2^24); one more throws a RangeError.
-const MAX_IDS = 2 ** 24;
-
 const DONE_CLAIM: ClaimResult = Object.freeze({ status: 'done' });
 const IN_PROGRESS_CLAIM: ClaimResult = Object.freeze({ status: 'in_progress' });
+const MAX_TOKEN = 2 ** 31 - 1;
+
+// A token as the store wrote it (`String` of a number from 1 to MAX_TOKEN), or 0 for any other string.
+function tokenNumber(token: string): number {
+  const { length } = token;
+  if (length === 0 || length > 10 || token.charCodeAt(0) === 48) return 0;
+  for (let i = 0; i < length; i++) {
+    const c = token.charCodeAt(i);
+    if (c < 48 || c > 57) return 0;
+  }
+  const value = Number(token);
+  return value <= MAX_TOKEN ? value : 0;
+}
 
 /**
  * The in-process dedupe store: at most `max` ids, done ids kept for the TTL given to `complete`.
@@ -58,57 +62,45 @@ const IN_PROGRESS_CLAIM: ClaimResult = Object.freeze({ status: 'in_progress' });
  */
 export function createMemoryStore({ max = 100_000, now = Date.now }: MemoryStoreOptions = {}): DedupeStore {
   if (!Number.isInteger(max) || max < 1) throw new ConfigurationError('store max must be a positive integer');
-  if (max > MAX_IDS)
-    throw new ConfigurationError(`store max must be at most ${MAX_IDS} (a JavaScript Map's limit)`);
-  // A Map keeps insertion order, and an id is inserted when it is claimed: past `max`, the first key is the id
-  // claimed longest ago. Expired entries read as absent and are dropped when met or when they reach the front.
-  const entries = new Map<string, Entry>();
+  if (max > MAX_SLOTS) throw new ConfigurationError(`store max must be at most ${MAX_SLOTS}`);
+  // The last `max` claims in claim order (src/id-table.ts). A slot whose lease or done mark has passed reads as
+  // absent; a claim of its id takes a new slot.
+  const table = new IdTable(max);
   let counter = 0;
-  // One iterator for the store's life: it stands on the oldest entry, so evicting is O(1). A fresh `keys()` per
-  // eviction would walk every slot deleted since the Map last compacted, which is most of them once full.
-  let order = entries.keys();
-  const forgetOldest = (): void => {
-    let oldest = order.next();
-    if (oldest.done === true) {
-      order = entries.keys();
-      oldest = order.next();
-    }
-    if (oldest.done !== true) entries.delete(oldest.value);
-  };
 
-  // The entry of `id` while it lives at `at` (a lease or done window that ends at `expires` holds at `expires`).
-  const live = (id: string, at: number): Entry | undefined => {
-    const entry = entries.get(id);
-    if (entry === undefined || entry.expires >= at) return entry;
-    entries.delete(id);
-    return undefined;
-  };
-  const owned = (id: string, token: string, at: number): Entry | undefined => {
-    const entry = live(id, at);
-    return entry !== undefined && entry.token === token ? entry : undefined;
+  // The slot of `id` while its lease or done mark holds at `at` (inclusive of the last millisecond), owned by
+  // `token` when one is given; else -1.
+  const held = (id: string, at: number, token?: string): number => {
+    const slot = table.find(id);
+    if (slot === -1 || table.expires(slot) < at) return -1;
+    if (token === undefined) return slot;
+    const owner = tokenNumber(token);
+    return owner !== 0 && table.token(slot) === owner ? slot : -1;
   };
 
   const sync: SyncStore = {
     claim(id, leaseMs) {
       const at = now();
-      const entry = live(id, at);
-      if (entry !== undefined) return entry.token === undefined ? DONE_CLAIM : IN_PROGRESS_CLAIM;
-      const token = `${++counter}`;
-      entries.set(id, { token, expires: at + leaseMs });
-      if (entries.size > max) forgetOldest();
-      return { status: 'claimed', token };
+      const slot = table.find(id);
+      if (slot !== -1) {
+        if (table.expires(slot) >= at) return table.token(slot) === 0 ? DONE_CLAIM : IN_PROGRESS_CLAIM;
+        table.remove(slot);
+      }
+      counter = counter === MAX_TOKEN ? 1 : counter + 1;
+      table.insert(counter, at + leaseMs);
+      return { status: 'claimed', token: String(counter) };
     },
     complete(id, token, ttlMs) {
       const at = now();
-      const entry = owned(id, token, at);
-      if (entry === undefined) return false;
-      entry.token = undefined;
-      entry.expires = at + ttlMs;
+      const slot = held(id, at, token);
+      if (slot === -1) return false;
+      table.set(slot, 0, at + ttlMs);
       return true;
     },
     release(id, token) {
-      if (owned(id, token, now()) === undefined) return false;
-      entries.delete(id);
+      const slot = held(id, now(), token);
+      if (slot === -1) return false;
+      table.remove(slot);
       return true;
     },
   };
@@ -118,9 +110,9 @@ export function createMemoryStore({ max = 100_000, now = Date.now }: MemoryStore
       claim: async (id, leaseMs) => sync.claim(id, leaseMs),
       async renew(id, token, leaseMs) {
         const at = now();
-        const entry = owned(id, token, at);
-        if (entry === undefined) return false;
-        entry.expires = at + leaseMs;
+        const slot = held(id, at, token);
+        if (slot === -1) return false;
+        table.set(slot, table.token(slot), at + leaseMs);
         return true;
       },
       complete: async (id, token, ttlMs) => sync.complete(id, token, ttlMs),
