@@ -32,7 +32,7 @@ export const DEFAULT_DONE_TTL_MS: number = 72 * 60 * 60 * 1000;
 
 /** Options of `createMemoryStore`. */
 export interface MemoryStoreOptions {
-  /** Most ids remembered (at most 2^24); past it, the id claimed longest ago is forgotten first. Default 100 000. */
+  /** Ids remembered: those of the last `max` claims (at most 2^24), about 50 bytes each. Default 100 000. */
   readonly max?: number;
   /** The clock (ms), like `Date.now`; leases and done TTLs follow it. */
   readonly now?: () => number;
