@@ -1,5 +1,5 @@
-// What the node:http based adapters (node, Express, Next's Pages Router) share: reading the raw bytes of an
-// IncomingMessage and writing the core's answer. Internal: not a subpath of the package.
+// What the node:http based adapters (node, Express, Next's Pages Router, and Fastify's body parser) share: reading
+// the raw bytes of an IncomingMessage and writing the core's answer. Internal: not a subpath of the package.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { HandleInput } from '../src/receiver.js';

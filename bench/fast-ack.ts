@@ -7,7 +7,7 @@ import { startServer } from './server-process.js';
 
 const RATE = pick(150, 250);
 const SECONDS = pick(6, 12);
-const ROUNDS = pick(1, 3);
+const ROUNDS = pick(1, 5);
 
 async function measure(handlerMs: number): Promise<{ p50: number; p99: number; statuses: string }> {
   const server = await startServer('node', 'package', { env: { BENCH_HANDLER_MS: String(handlerMs) } });
@@ -37,23 +37,29 @@ const summary = (list: (typeof runs)['noop']) => ({
 });
 const noop = summary(runs.noop);
 const slow = summary(runs.slow);
+// Round by round, as in the HTTP section: a p99 is the 30th-slowest of 3000 answers, so one hiccup of the machine
+// moves it; the two set-ups of a round ran back to back, and the target takes the median of their ratios.
+const ratios = runs.slow.map((r, i) => r.p99 / runs.noop[i]!.p99);
+const p99Ratio = median(ratios);
+const spread = ROUNDS === 1 ? '' : ` (${Math.min(...ratios).toFixed(2)}×–${Math.max(...ratios).toFixed(2)}×)`;
 const table: Table = {
   title: `Fast 2xx: queue mode at a fixed ${RATE} deliveries/s, ${SECONDS} s x ${ROUNDS} round(s) (node:http adapter)`,
-  columns: ['handlers', 'p50', 'p99', 'p99 vs no-op', 'answers'],
+  columns: ['handlers', 'p50', 'p99', 'p99 vs no-op (rounds)', 'answers'],
   rows: [
     ['return at once', ms(noop.p50), ms(noop.p99), '1.00×', noop.statuses],
-    ['sleep 1 s each', ms(slow.p50), ms(slow.p99), `${(slow.p99 / noop.p99).toFixed(2)}×`, slow.statuses],
+    ['sleep 1 s each', ms(slow.p50), ms(slow.p99), `${p99Ratio.toFixed(2)}×${spread}`, slow.statuses],
   ],
   note:
     'Latency of the 202 as the sender sees it (request written to answer read), open model: requests leave on ' +
-    'schedule whatever the answers do. The memory queue runs 10 handlers at a time; the rest wait in it.',
+    'schedule whatever the answers do. The memory queue runs 10 handlers at a time; the rest wait in it. p50 and ' +
+    "p99: medians over rounds; the ratio: the median of the rounds' ratios (each pair ran back to back).",
 };
 emit({
   tables: [table],
   targets: [
     {
       name: '202 p99 with 1 s handlers vs no-op handlers',
-      value: slow.p99 / noop.p99,
+      value: p99Ratio,
       goal: 1.2,
       atMost: true,
     },
