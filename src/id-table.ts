@@ -53,11 +53,11 @@ export class IdTable {
   #index: Int32Array;
   #mask: number;
   #cursor = 0;
-  // The id of the last `find`, parsed.
+  // The id of the last `find`, and its parsed form.
+  #string: string | undefined;
   readonly #words = new Int32Array(4);
   #kind = FREE;
   #hash = 0;
-  #string = '';
 
   constructor(max: number) {
     this.#max = max;
@@ -73,17 +73,19 @@ export class IdTable {
 
   /** The slot holding `id`, or -1. */
   find(id: string): number {
-    const words = this.#words;
-    let hash: number;
-    if (parseUuid(id, words)) {
-      this.#kind = UUID_KEY;
-      hash = mix(mix(mix(mix(words[0]!) ^ words[1]!) ^ words[2]!) ^ words[3]!);
-    } else {
-      this.#kind = STRING_KEY;
+    // A queued delivery's claim and done mark look up the same id back to back: parse and hash it once.
+    if (id !== this.#string) {
       this.#string = id;
-      hash = hashString(id);
+      const words = this.#words;
+      if (parseUuid(id, words)) {
+        this.#kind = UUID_KEY;
+        this.#hash = mix(mix(mix(mix(words[0]!) ^ words[1]!) ^ words[2]!) ^ words[3]!);
+      } else {
+        this.#kind = STRING_KEY;
+        this.#hash = hashString(id);
+      }
     }
-    this.#hash = hash;
+    const hash = this.#hash;
     const index = this.#index;
     const mask = this.#mask;
     for (let at = hash & mask; ; at = (at + 1) & mask) {
@@ -127,7 +129,7 @@ export class IdTable {
       ints[base + 1] = words[1]!;
       ints[base + 2] = words[2]!;
       ints[base + 3] = words[3]!;
-    } else this.#strings.set(slot, this.#string);
+    } else this.#strings.set(slot, this.#string!);
     ints[base + HASH] = this.#hash;
     ints[base + TOKEN] = token;
     this.#floats[slot * (STRIDE / 2) + EXPIRES] = expires;

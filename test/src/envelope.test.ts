@@ -93,4 +93,35 @@ describe('parseEvent', () => {
       { numRuns: 10_000 },
     );
   });
+
+  it('takes an id or organizationId exactly when it is 8-4-4-4-12 hex digits of either case', () => {
+    // Uuid-like text with one character changed, dropped or added, any case, anywhere.
+    const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+    const uuidLike = fc
+      .tuple(
+        fc.uuid({ version: 4 }),
+        fc.nat(40),
+        fc.constantFrom('', '-', 'g', 'G', 'F', '0', ' ', '\u00e9', '\u0660', 'ff'),
+        fc.constantFrom('replace', 'insert', 'upper', 'keep'),
+      )
+      .map(([uuid, at, text, how]) =>
+        how === 'upper'
+          ? uuid.toUpperCase()
+          : how === 'keep'
+            ? uuid
+            : uuid.slice(0, at) + text + uuid.slice(how === 'replace' ? at + 1 : at),
+      );
+    fc.assert(
+      fc.property(fc.oneof(uuidLike, fc.string({ maxLength: 40 })), fc.boolean(), (candidate, asId) => {
+        let accepted = true;
+        try {
+          parseEvent(bytes(asId ? { ...valid, id: candidate } : { ...valid, organizationId: candidate }));
+        } catch {
+          accepted = false;
+        }
+        expect(accepted).toBe(UUID.test(candidate));
+      }),
+      { numRuns: 20_000 },
+    );
+  });
 });
