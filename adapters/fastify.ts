@@ -4,7 +4,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { HandleInput, Receiver } from '../src/receiver.js';
 import type { WebhookResponse } from '../src/responses.js';
 import { answerOf } from '../src/sync.js';
-import { type BodyFailure, declaredLength, readBody } from './node-io.js';
+import { type BodyFailure, declaredLength, readBody, refuseBeforeReading } from './node-io.js';
 
 /** Options of `createFastifyPlugin`. */
 export interface FastifyPluginOptions {
@@ -44,9 +44,8 @@ export function createFastifyPlugin(
     done: (error: Error | null, body?: Uint8Array) => void,
   ): void => {
     const declared = declaredLength(request.headers);
-    if (declared !== undefined && declared > limit) done(new BodyRefused('too_large'));
-    // Decoded chunks would no longer be the bytes that were signed.
-    else if (payload.readableEncoding !== null) done(new BodyRefused('unreadable'));
+    const refused = refuseBeforeReading(payload, declared, limit);
+    if (refused !== undefined) done(new BodyRefused(refused));
     // A stream a preParsing hook made has a length of its own; the declared one is the request's.
     else
       readBody(payload, payload === request.raw ? declared : undefined, limit, (body) =>

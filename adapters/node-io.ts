@@ -131,10 +131,23 @@ function answerWithoutReading(
   const { method, headers } = req;
   if (method !== 'POST') return { method, headers };
   if (req.readableEnded) return { method, headers, bodyProblem: { kind: 'raw_body_unavailable', fix } };
-  if (declared !== undefined && declared > limit)
-    return { method, headers, bodyProblem: { kind: 'too_large' } };
-  // Decoded chunks would no longer be the bytes that were signed.
-  if (req.readableEncoding !== null) return { method, headers, bodyProblem: { kind: 'unreadable' } };
+  const refused = refuseBeforeReading(req, declared, limit);
+  return refused === undefined ? undefined : { method, headers, bodyProblem: { kind: refused } };
+}
+
+/**
+ * Why a body is refused before a byte of it is read: a declared length over the limit, or a stream that decodes
+ * to text (decoded chunks would no longer be the bytes that were signed); undefined to go on and read it.
+ * @example
+ * const refused = refuseBeforeReading(req, declaredLength(req.headers), limit);
+ */
+export function refuseBeforeReading(
+  stream: Readable,
+  declared: number | undefined,
+  limit: number,
+): BodyFailure | undefined {
+  if (declared !== undefined && declared > limit) return 'too_large';
+  if (stream.readableEncoding !== null) return 'unreadable';
   return undefined;
 }
 

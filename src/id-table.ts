@@ -112,9 +112,9 @@ export class IdTable {
 
   /**
    * Puts the id of the last `find` (which must have answered -1) in the next slot of the ring, forgetting the id
-   * that slot held. Returns the slot.
+   * that slot held.
    */
-  insert(token: number, expires: number): number {
+  insert(token: number, expires: number): void {
     const slot = this.#cursor;
     if (slot === this.#capacity) this.#grow();
     if (this.#kinds[slot] !== FREE) this.remove(slot);
@@ -134,7 +134,6 @@ export class IdTable {
     ints[base + TOKEN] = token;
     this.#floats[slot * (STRIDE / 2) + EXPIRES] = expires;
     this.#link(slot, this.#hash);
-    return slot;
   }
 
   /** Forgets the id in `slot`. */

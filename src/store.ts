@@ -1,4 +1,4 @@
-// The dedupe store (spec rule 3): an atomic claim per event id, and the in-process store on a Map.
+// The dedupe store (spec rule 3): an atomic claim per event id, and the in-process store on a packed table.
 import { ConfigurationError } from './errors.js';
 import { IdTable, MAX_SLOTS } from './id-table.js';
 import { type SyncStore, withSyncFace } from './sync.js';
@@ -68,12 +68,10 @@ export function createMemoryStore({ max = 100_000, now = Date.now }: MemoryStore
   const table = new IdTable(max);
   let counter = 0;
 
-  // The slot of `id` while its lease or done mark holds at `at` (inclusive of the last millisecond), owned by
-  // `token` when one is given; else -1.
-  const held = (id: string, at: number, token?: string): number => {
+  // The slot of `id` while `token` owns its lease at `at` (inclusive of the last millisecond); else -1.
+  const owned = (id: string, token: string, at: number): number => {
     const slot = table.find(id);
     if (slot === -1 || table.expires(slot) < at) return -1;
-    if (token === undefined) return slot;
     const owner = tokenNumber(token);
     return owner !== 0 && table.token(slot) === owner ? slot : -1;
   };
@@ -92,13 +90,13 @@ export function createMemoryStore({ max = 100_000, now = Date.now }: MemoryStore
     },
     complete(id, token, ttlMs) {
       const at = now();
-      const slot = held(id, at, token);
+      const slot = owned(id, token, at);
       if (slot === -1) return false;
       table.set(slot, 0, at + ttlMs);
       return true;
     },
     release(id, token) {
-      const slot = held(id, now(), token);
+      const slot = owned(id, token, now());
       if (slot === -1) return false;
       table.remove(slot);
       return true;
@@ -110,7 +108,7 @@ export function createMemoryStore({ max = 100_000, now = Date.now }: MemoryStore
       claim: async (id, leaseMs) => sync.claim(id, leaseMs),
       async renew(id, token, leaseMs) {
         const at = now();
-        const slot = held(id, at, token);
+        const slot = owned(id, token, at);
         if (slot === -1) return false;
         table.set(slot, table.token(slot), at + leaseMs);
         return true;

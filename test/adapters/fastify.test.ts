@@ -18,6 +18,15 @@ async function listen(app: FastifyInstance): Promise<MountedApp> {
   return { url: `${address}${WEBHOOK_PATH}`, close: () => app.close() };
 }
 
+type Delivery = Awaited<ReturnType<typeof leaveApproved>>;
+
+// A delivery through inject, as the service sends it (or with other headers, at another path).
+const deliver = (
+  app: FastifyInstance,
+  delivery: Delivery,
+  { url = WEBHOOK_PATH, headers = delivery.headers }: { url?: string; headers?: Record<string, string> } = {},
+) => app.inject({ method: 'POST', url, headers, payload: delivery.body });
+
 // Keep-alive sockets of the contract's fetch would otherwise hold close() open.
 const fastify = (): FastifyInstance => Fastify({ forceCloseConnections: true });
 
@@ -46,12 +55,7 @@ describe('fastify parser scoping (inject)', () => {
     app.post('/api/echo', async (request) => ({ echoed: request.body }));
     await app.register(createFastifyPlugin(receiver, { path: WEBHOOK_PATH }));
     const delivery = await leaveApproved();
-    const answer = await app.inject({
-      method: 'POST',
-      url: WEBHOOK_PATH,
-      headers: delivery.headers,
-      payload: delivery.body,
-    });
+    const answer = await deliver(app, delivery);
     expect({ status: answer.statusCode, body: answer.json() }).toEqual({
       status: 202,
       body: { received: true },
@@ -75,12 +79,7 @@ describe('fastify parser scoping (inject)', () => {
     const app = Fastify();
     await app.register(createFastifyPlugin(receiver), { prefix: '/hooks' });
     const delivery = await leaveApproved();
-    const answer = await app.inject({
-      method: 'POST',
-      url: '/hooks/webhooks/workforce',
-      headers: delivery.headers,
-      payload: delivery.body,
-    });
+    const answer = await deliver(app, delivery, { url: '/hooks/webhooks/workforce' });
     expect(answer.statusCode).toBe(202);
   });
 
@@ -107,7 +106,7 @@ describe('fastify parser scoping (inject)', () => {
     await app.register(createFastifyPlugin(receiver, { path: WEBHOOK_PATH }));
     const delivery = await leaveApproved();
     const { 'content-type': _, ...headers } = delivery.headers;
-    const answer = await app.inject({ method: 'POST', url: WEBHOOK_PATH, headers, payload: delivery.body });
+    const answer = await deliver(app, delivery, { headers });
     expect(answer.statusCode).toBe(202);
     await receiver.close();
     expect(seen).toEqual([delivery.event.id]);
@@ -124,7 +123,7 @@ describe('fastify parser scoping (inject)', () => {
       const delivery = await leaveApproved();
       ids.push(delivery.event.id);
       const headers = { ...delivery.headers, 'content-type': type };
-      const answer = await app.inject({ method: 'POST', url: WEBHOOK_PATH, headers, payload: delivery.body });
+      const answer = await deliver(app, delivery, { headers });
       statuses.push(answer.statusCode);
     }
     expect(statuses).toEqual([202, 202, 202, 202]);
@@ -143,12 +142,7 @@ describe('fastify parser scoping (inject)', () => {
     });
     await app.register(createFastifyPlugin(receiver, { path: WEBHOOK_PATH }));
     const delivery = await leaveApproved();
-    const answer = await app.inject({
-      method: 'POST',
-      url: WEBHOOK_PATH,
-      headers: delivery.headers,
-      payload: delivery.body,
-    });
+    const answer = await deliver(app, delivery);
     expect(answer.statusCode).toBe(202);
     await receiver.close();
     expect(seen).toEqual([delivery.event.id]);
@@ -160,12 +154,7 @@ describe('fastify parser scoping (inject)', () => {
     app.addHook('preParsing', async (_request, _reply, payload) => payload.setEncoding('utf8'));
     await app.register(createFastifyPlugin(receiver, { path: WEBHOOK_PATH }));
     const delivery = await leaveApproved();
-    const answer = await app.inject({
-      method: 'POST',
-      url: WEBHOOK_PATH,
-      headers: delivery.headers,
-      payload: delivery.body,
-    });
+    const answer = await deliver(app, delivery);
     expect({ status: answer.statusCode, body: answer.json() }).toEqual({
       status: 400,
       body: { error: 'invalid_payload' },
@@ -190,12 +179,7 @@ describe('fastify parser scoping (inject)', () => {
     });
     await app.register(createFastifyPlugin(receiver, { path: WEBHOOK_PATH }));
     const delivery = await leaveApproved();
-    const answer = await app.inject({
-      method: 'POST',
-      url: WEBHOOK_PATH,
-      headers: delivery.headers,
-      payload: delivery.body,
-    });
+    const answer = await deliver(app, delivery);
     expect({ status: answer.statusCode, body: answer.json() }).toEqual({
       status: 500,
       body: { error: 'raw_body_unavailable' },
