@@ -1,13 +1,11 @@
 // The event envelope (spec "Delivery format"): decode, parse and check a verified body.
 import { InvalidPayloadError } from './errors.js';
 import { type HeadersInput, headerValue } from './headers.js';
+import { isUuid } from './hex.js';
 import type { WorkforceEvent } from './types.js';
 
 // Not fatal: a stray invalid byte in a string becomes U+FFFD rather than losing the whole event.
 const decoder = new TextDecoder();
-// Hex digits of either case, by char code.
-const HEX = new Uint8Array(128);
-for (const c of '0123456789abcdefABCDEF') HEX[c.charCodeAt(0)] = 1;
 // The shape the service writes (UTC, fractional seconds), with every field in range, so that anything it
 // matches Date.parse reads too: checked in a fifth of Date.parse's time, which still decides anything else.
 const RFC3339 =
@@ -54,19 +52,6 @@ export function parseEvent(body: Uint8Array, headers?: HeadersInput): WorkforceE
       fail('Svc-Event-Type does not equal the body type');
   }
   return event as unknown as WorkforceEvent;
-}
-
-// 8-4-4-4-12 hex digits. A loop over char codes: about 75 ns against the equivalent regex's 190 on a string
-// JSON.parse just made, twice per delivery.
-function isUuid(text: string): boolean {
-  if (text.length !== 36) return false;
-  for (let i = 0; i < 36; i++) {
-    const c = text.charCodeAt(i);
-    if (i === 8 || i === 13 || i === 18 || i === 23) {
-      if (c !== 45) return false;
-    } else if (c > 127 || HEX[c] === 0) return false;
-  }
-  return true;
 }
 
 function fail(reason: string): never {

@@ -1,10 +1,10 @@
 // The `Svc-Signature` scheme (spec "Signature"): parse the header, verify, sign.
 import { signHex, verifyDigests } from '#crypto';
 import { ConfigurationError, WebhookVerificationError } from './errors.js';
+import { isHexDigits } from './hex.js';
 
 const encoder = new TextEncoder();
 const TIMESTAMP = /^\d{1,12}$/;
-const DIGEST = /^[0-9a-fA-F]{64}$/;
 
 /** A signing secret, or several during rotation (any one that matches passes). */
 export type Secret = string | readonly string[];
@@ -43,7 +43,7 @@ export function parseSignatureHeader(header: string | null | undefined): ParsedS
         sawV1 = true;
         const value = part(header, eq + 1, end);
         // A v1 of the wrong shape can never match; keep the others (rotation sends several).
-        if (DIGEST.test(value)) signatures.push(value);
+        if (isHexDigits(value, 64)) signatures.push(value);
       }
     }
     start = end + 1;
