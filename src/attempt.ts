@@ -18,9 +18,10 @@ export interface AttemptOptions {
   readonly watchdog?: Watchdog;
   /**
    * Called once when the attempt ends, with the failure or undefined, possibly before `startAttempt` returns
-   * (handlers that return at once). A queue that uses it need never read `done`.
+   * (handlers that return at once). A queue that uses it need never read `done`. Called as a method of the
+   * options, so a queue's job can be its own options: no options object and no closure per attempt.
    */
-  readonly onEnd?: (failure: AttemptFailure | undefined) => void;
+  onEnd?(failure: AttemptFailure | undefined): void;
 }
 
 /** Why an attempt failed: what the handlers threw, or the abort reason. */
@@ -86,21 +87,19 @@ class RunningAttempt implements Attempt, AttemptContext {
   #controller: AbortController | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #watchdog: Watchdog | undefined;
-  #onEnd: ((failure: AttemptFailure | undefined) => void) | undefined;
+  // The options, kept until the end to call their `onEnd`.
+  #options: AttemptOptions | undefined;
   #ended = false;
   #failure: AttemptFailure | undefined;
   #done: Promise<void> | undefined;
   #resolve: (() => void) | undefined;
   #reject: ((reason: unknown) => void) | undefined;
 
-  constructor(
-    process: AttemptProcessor,
-    job: QueuedEvent,
-    { attempt, timeoutMs, watchdog, onEnd }: AttemptOptions,
-  ) {
+  constructor(process: AttemptProcessor, job: QueuedEvent, options: AttemptOptions) {
+    const { attempt, timeoutMs, watchdog } = options;
     this.attempt = attempt;
     this.deadline = performance.now() + timeoutMs;
-    this.#onEnd = onEnd;
+    this.#options = options;
     let result: void | PromiseLike<void>;
     try {
       result = process(job, this);
@@ -156,9 +155,9 @@ class RunningAttempt implements Attempt, AttemptContext {
     this.#watchdog?.forget(this);
     if (failure === undefined) this.#resolve?.();
     else this.#reject?.(failure.error);
-    const onEnd = this.#onEnd;
-    this.#onEnd = undefined;
-    onEnd?.(failure);
+    const options = this.#options;
+    this.#options = undefined;
+    options?.onEnd?.(failure);
   }
 }
 

@@ -2,6 +2,7 @@
 import {
   type Attempt,
   type AttemptFailure,
+  type AttemptOptions,
   type AttemptProcessor,
   startAttempt,
   Watchdog,
@@ -41,24 +42,49 @@ export interface MemoryQueueOptions {
 // A first attempt has no handler done yet: one shared empty list instead of one per job.
 const NONE_COMPLETED: readonly number[] = Object.freeze([]);
 
+/** What every job of a queue shares: its attempts' limit and watchdog, and where an attempt's end goes. */
+interface JobOwner {
+  readonly timeoutMs: number;
+  readonly watchdog: Watchdog;
+  ended(job: Job, failure: AttemptFailure | undefined): void;
+}
+
 // A job is also the `queued` answer of `enqueue`: its `settled` promise is made only when someone asks for it
-// (serverless adapters do; a long-running server never does), which saves a promise per delivery.
-class Job {
+// (serverless adapters do; a long-running server never does), which saves a promise per delivery. And it is the
+// options of its attempts, so starting one makes no options object and no closure.
+class Job implements AttemptOptions {
   readonly status = 'queued';
   readonly data: QueuedEvent;
   attempt: number;
   completed: readonly number[];
   timer: ReturnType<typeof setTimeout> | undefined;
-  /** The attempt in progress, for close() to abort. */
+  /** The attempt in progress once it outlives `startAttempt`, for close() to abort. */
   running: Attempt | undefined;
+  /** Set by the end of the current attempt; false while it runs. */
+  attemptEnded = false;
+  readonly #owner: JobOwner;
   #ended = false;
   #settled: Promise<void> | undefined;
   #resolve: (() => void) | undefined;
 
-  constructor(data: QueuedEvent) {
+  constructor(data: QueuedEvent, owner: JobOwner) {
     this.data = data;
     this.attempt = (data.attemptsMade ?? 0) + 1;
     this.completed = data.completed ?? NONE_COMPLETED;
+    this.#owner = owner;
+  }
+
+  get timeoutMs(): number {
+    return this.#owner.timeoutMs;
+  }
+
+  get watchdog(): Watchdog {
+    return this.#owner.watchdog;
+  }
+
+  onEnd(failure: AttemptFailure | undefined): void {
+    this.attemptEnded = true;
+    this.#owner.ended(this, failure);
   }
 
   /** Resolves when the job ends: its handlers succeeded, or it became a dead letter. */
@@ -101,13 +127,15 @@ class MemoryQueue implements EventQueue {
   readonly #maxQueued: number;
   readonly #attempts: number;
   readonly #backoff: Backoff;
-  readonly #timeoutMs: number;
   readonly #maxDeadLetters: number;
-  readonly #watchdog: Watchdog;
+  readonly #owner: JobOwner;
   #hooks: QueueHooks | undefined;
   #ready: Job[] = [];
   #head = 0;
   readonly #delayed = new Set<Job>();
+  // Attempts in progress, and those of them that outlived `startAttempt` (only those can be aborted): handlers
+  // that return at once never touch the set.
+  #running = 0;
   readonly #active = new Set<Job>();
   readonly #dead = new Map<string, DeadLetter>();
   #process: AttemptProcessor | undefined;
@@ -115,6 +143,11 @@ class MemoryQueue implements EventQueue {
   #abandoning = false;
   #pumping = false;
   #scheduled = false;
+  // Made once: a closure made in #schedule would cost a context on every call, even those that return early.
+  readonly #onTurn = (): void => {
+    this.#scheduled = false;
+    this.#pump();
+  };
   #onIdle: (() => void) | undefined;
 
   constructor({
@@ -139,14 +172,17 @@ class MemoryQueue implements EventQueue {
     this.#maxQueued = maxQueued;
     this.#attempts = attempts;
     this.#backoff = backoff;
-    this.#timeoutMs = handlerTimeoutMs;
-    this.#watchdog = new Watchdog(handlerTimeoutMs);
+    this.#owner = {
+      timeoutMs: handlerTimeoutMs,
+      watchdog: new Watchdog(handlerTimeoutMs),
+      ended: (job, failure) => this.#ended(job, failure),
+    };
     this.#maxDeadLetters = maxDeadLetters;
     withSyncFace<EventQueue, SyncQueue>(this, { enqueue: (data) => this.#enqueueNow(data) });
   }
 
   get #size(): number {
-    return this.#ready.length - this.#head + this.#delayed.size + this.#active.size;
+    return this.#ready.length - this.#head + this.#delayed.size + this.#running;
   }
 
   start(hooks: QueueHooks): void {
@@ -168,7 +204,7 @@ class MemoryQueue implements EventQueue {
     if (this.#closed) throw new WebhookError('shutting_down', 'the queue is closed');
     if (this.#hooks === undefined) throw new ConfigurationError('the queue was not started by a receiver');
     if (this.#size >= this.#maxQueued) return FULL;
-    const job = new Job(data);
+    const job = new Job(data, this.#owner);
     this.#ready.push(job);
     this.#schedule();
     return job;
@@ -180,10 +216,7 @@ class MemoryQueue implements EventQueue {
   #schedule(): void {
     if (this.#scheduled) return;
     this.#scheduled = true;
-    nextTurn(() => {
-      this.#scheduled = false;
-      this.#pump();
-    });
+    nextTurn(this.#onTurn);
   }
 
   async deadLetters(): Promise<readonly DeadLetter[]> {
@@ -231,7 +264,7 @@ class MemoryQueue implements EventQueue {
     if (this.#pumping) return;
     this.#pumping = true;
     try {
-      while (this.#active.size < this.#concurrency && this.#head < this.#ready.length) {
+      while (this.#running < this.#concurrency && this.#head < this.#ready.length) {
         const job = this.#ready[this.#head]!;
         this.#ready[this.#head++] = undefined as unknown as Job;
         if (this.#head > 1024 && this.#head * 2 > this.#ready.length) {
@@ -247,20 +280,22 @@ class MemoryQueue implements EventQueue {
 
   #run(job: Job): void {
     const data = job.completed.length === 0 ? job.data : { ...job.data, completed: job.completed };
-    this.#active.add(job);
-    const attempt = startAttempt(this.#process!, data, {
-      attempt: job.attempt,
-      timeoutMs: this.#timeoutMs,
-      watchdog: this.#watchdog,
-      onEnd: (failure) => this.#ended(job, failure),
-    });
+    this.#running++;
+    job.attemptEnded = false;
+    const attempt = startAttempt(this.#process!, data, job);
     // Still running (it did not end inside startAttempt): close() may have to abort it.
-    if (this.#active.has(job)) job.running = attempt;
+    if (!job.attemptEnded) {
+      job.running = attempt;
+      this.#active.add(job);
+    }
   }
 
   #ended(job: Job, failure: AttemptFailure | undefined): void {
-    this.#active.delete(job);
-    job.running = undefined;
+    this.#running--;
+    if (job.running !== undefined) {
+      this.#active.delete(job);
+      job.running = undefined;
+    }
     if (failure === undefined) {
       job.end();
       this.#next();
