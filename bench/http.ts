@@ -1,14 +1,19 @@
 // Section 2: each adapter against the hand-written endpoint on the same framework, and Octokit's middleware.
 import { existsSync } from 'node:fs';
+import { interleave } from './blocks.js';
 import { type LoadResult, load } from './load.js';
-import { median } from './median.js';
+import { median, quantile } from './median.js';
 import { pick } from './options.js';
 import { emit, ms, ops, ratio, type Table, type Target } from './report.js';
-import { startServer } from './server-process.js';
+import { type ServerProcess, startServer } from './server-process.js';
 
-const ROUNDS = pick(1, 7);
+const ROUNDS = pick(1, 5);
 const SECONDS = pick(3, 5);
 const WARMUP = pick(1, 2);
+// Capacity: blocks of BLOCK deliveries per server, STEPS of them each per round, taken in turns.
+const STEPS = pick(10, 40);
+const BLOCK = 1000;
+const CONNECTIONS = 10;
 
 interface Framework {
   readonly label: string;
@@ -40,36 +45,69 @@ const available = FRAMEWORKS.filter(
     (f.server === 'node' || f.server === 'express' || existsSync(`dist/adapters/${f.server}.js`)),
 );
 
-type Run = LoadResult & { readonly cpuPerRequest: number };
+/** One endpoint of a framework's round: `server` run with `variant`, recorded under `key`. */
+interface Endpoint {
+  readonly key: string;
+  readonly server: string;
+  readonly variant: string;
+  readonly scheme: 'svc' | 'github';
+}
 
-async function measure(server: string, variant: string): Promise<Run> {
-  const running = await startServer(server, variant);
+const endpointsOf = (framework: Framework): Endpoint[] => [
+  ...['baseline', 'package', ...(framework.others ?? []).map((o) => o.variant)].map(
+    (variant): Endpoint => ({
+      key: `${framework.server}:${variant}`,
+      server: framework.server,
+      variant,
+      scheme: 'svc',
+    }),
+  ),
+  ...(framework.server === 'node'
+    ? [{ key: 'octokit:peer', server: 'octokit', variant: 'peer', scheme: 'github' } as const]
+    : []),
+];
+
+/** One endpoint's round: autocannon's throughput and latency, and the CPU per delivery of each block. */
+type Run = LoadResult & { readonly blocks: readonly number[]; readonly blockFailures: number };
+
+// A framework's round: every endpoint runs in a process of its own on the server core. Each is warmed up and
+// loaded by autocannon alone (req/s, latency); then the blocks go to each in turn for the capacity ratios.
+async function measureRound(endpoints: readonly Endpoint[]): Promise<Run[]> {
+  const servers: ServerProcess[] = [];
   try {
-    const scheme = server === 'octokit' ? 'github' : 'svc';
-    await load({ port: running.port, seconds: WARMUP, scheme });
-    const cpuBefore = running.cpuMicros();
-    const result = await load({ port: running.port, seconds: SECONDS, scheme });
-    return { ...result, cpuPerRequest: (running.cpuMicros() - cpuBefore) / result.total };
+    for (const endpoint of endpoints) servers.push(await startServer(endpoint.server, endpoint.variant));
+    const loads: LoadResult[] = [];
+    for (const [i, endpoint] of endpoints.entries()) {
+      const { port } = servers[i]!;
+      await load({ port, seconds: WARMUP, scheme: endpoint.scheme });
+      loads.push(await load({ port, seconds: SECONDS, scheme: endpoint.scheme }));
+    }
+    const blocks = await interleave(
+      endpoints.map((endpoint, i) => ({
+        port: servers[i]!.port,
+        scheme: endpoint.scheme,
+        cpuMicros: () => servers[i]!.cpuMicros(),
+      })),
+      { steps: STEPS, size: BLOCK, connections: CONNECTIONS },
+    );
+    return endpoints.map((_, i) => ({
+      ...loads[i]!,
+      blocks: blocks[i]!.cpuPerRequest,
+      blockFailures: blocks[i]!.failures,
+    }));
   } finally {
-    await running.stop();
+    await Promise.all(servers.map((server) => server.stop()));
   }
 }
 
 const runs = new Map<string, Run[]>();
-const record = (key: string, result: Run): void => {
-  runs.set(key, [...(runs.get(key) ?? []), result]);
-};
-// Interleaved rounds: drift on a shared machine hits baseline and package alike.
 for (let round = 0; round < ROUNDS; round++) {
   for (const framework of available) {
-    for (const variant of ['baseline', 'package', ...(framework.others ?? []).map((o) => o.variant)]) {
-      console.error(`http: round ${round + 1}/${ROUNDS}, ${framework.label} ${variant}`);
-      record(`${framework.server}:${variant}`, await measure(framework.server, variant));
-    }
-  }
-  if (available.some((f) => f.server === 'node')) {
-    console.error(`http: round ${round + 1}/${ROUNDS}, octokit`);
-    record('octokit:peer', await measure('octokit', 'peer'));
+    console.error(`http: round ${round + 1}/${ROUNDS}, ${framework.label}`);
+    const endpoints = endpointsOf(framework);
+    const results = await measureRound(endpoints);
+    for (const [i, endpoint] of endpoints.entries())
+      runs.set(endpoint.key, [...(runs.get(endpoint.key) ?? []), results[i]!]);
   }
 }
 
@@ -79,17 +117,17 @@ const summary = (key: string) => {
     rps: median(list.map((r) => r.requestsPerSecond)),
     p50: median(list.map((r) => r.p50)),
     p99: median(list.map((r) => r.p99)),
-    cpu: median(list.map((r) => r.cpuPerRequest)),
-    failures: list.reduce((sum, r) => sum + r.failures, 0),
+    cpu: median(list.flatMap((r) => r.blocks)),
+    failures: list.reduce((sum, r) => sum + r.failures + r.blockFailures, 0),
   };
 };
-// Capacity of `key` against `against`, round by round: each pair ran back to back, so a slow minute on the
-// machine hits both. The median of those ratios, and their spread.
+// Capacity of `key` against `against`, block by block: the two blocks of a step ran back to back, so a slow
+// moment on the machine hits both. The median of those ratios over every round, and the middle half of them.
 const paired = (key: string, against: string) => {
-  const ours = runs.get(key) ?? [];
-  const theirs = runs.get(against) ?? [];
-  const ratios = ours.map((r, i) => (theirs[i]?.cpuPerRequest ?? Number.NaN) / r.cpuPerRequest);
-  return { value: median(ratios), low: Math.min(...ratios), high: Math.max(...ratios) };
+  const ours = (runs.get(key) ?? []).flatMap((r) => r.blocks);
+  const theirs = (runs.get(against) ?? []).flatMap((r) => r.blocks);
+  const ratios = ours.map((cpu, i) => (theirs[i] ?? Number.NaN) / cpu);
+  return { value: median(ratios), low: quantile(ratios, 0.25), high: quantile(ratios, 0.75) };
 };
 const rows: string[][] = [];
 const targets: Target[] = [];
@@ -110,9 +148,7 @@ for (const framework of available) {
       ops(1e6 / s.cpu),
       key === baseKey
         ? ratio(1)
-        : ROUNDS === 1
-          ? ratio(capacity.value)
-          : `${ratio(capacity.value)} (${ratio(capacity.low)}–${ratio(capacity.high)})`,
+        : `${ratio(capacity.value)} (${ratio(capacity.low)}–${ratio(capacity.high)})`,
       String(s.failures),
     ];
   };
@@ -136,7 +172,7 @@ for (const framework of available) {
 }
 const missing = FRAMEWORKS.filter((f) => !available.includes(f)).map((f) => f.label);
 const table: Table = {
-  title: `HTTP, 1 KB signed POST, ${SECONDS} s x ${ROUNDS} round(s), 10 connections`,
+  title: `HTTP, 1 KB signed POST, 10 connections, ${ROUNDS} round(s): autocannon ${SECONDS} s, then ${STEPS} blocks of ${BLOCK} per endpoint in turns`,
   columns: [
     'endpoint',
     'req/s',
@@ -145,19 +181,21 @@ const table: Table = {
     'p99',
     'server CPU / request',
     'req per CPU-second',
-    'capacity vs hand-written (rounds)',
+    'capacity vs hand-written (middle half of blocks)',
     'non-2xx',
   ],
   rows,
   note:
     'Every request carries a fresh event id and signature (no duplicates). The package runs in queue mode with ' +
-    'the memory store and one no-op handler; hand-written endpoints verify, parse and answer 202. Medians over ' +
-    'rounds. Targets use capacity, requests per CPU-second of the pinned server (/proc utime + stime), which holds ' +
-    'still when other work on the machine steals the core, where req/s does not: the median of the ratios of each ' +
-    'round, whose two endpoints ran back to back, with the lowest and highest in brackets. autocannon reports ' +
-    'latency in whole milliseconds. Fastify: the hand-written endpoint sits in a plugin of its own, as the package ' +
-    'does, which an app needs to keep a Buffer parser off its other JSON routes; the root row shows the same ' +
-    'endpoint in an app that registers no plugin (docs/benchmarks.md, "How it measures").' +
+    'the memory store and one no-op handler; hand-written endpoints verify, parse and answer 202. req/s, p50 and ' +
+    'p99: autocannon against each endpoint alone, medians over rounds (latency in whole milliseconds). CPU and ' +
+    'capacity: each endpoint in its own process on the server core, sent blocks of deliveries in turns by a ' +
+    "raw-socket client; CPU per request is the server process's CPU time over its blocks (every thread, from " +
+    '/proc), which holds still when other work on the machine steals the core. The capacity ratio, which the ' +
+    'targets use, is the median over every round of the ratios of two blocks sent back to back, with the middle ' +
+    'half of those ratios in brackets. Fastify: the hand-written endpoint sits in a plugin of its own, as the ' +
+    'package does, which an app needs to keep a Buffer parser off its other JSON routes; the root row shows the ' +
+    'same endpoint in an app that registers no plugin (docs/benchmarks.md, "How it measures").' +
     (missing.length > 0 ? ` Not measured (adapter not built yet): ${missing.join(', ')}.` : ''),
 };
 emit({ tables: [table], targets });

@@ -1,6 +1,6 @@
 // Starting a benchmark server as a child process pinned to the server core, and stopping it.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { pinned, SERVER_CORE, tsNode } from './cpu.js';
 
 /** A running benchmark server. */
@@ -12,11 +12,35 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-// utime and stime of /proc/<pid>/stat, in clock ticks (100 a second on Linux). `taskset` execs the server, so the
+const RUNTIME = /se\.sum_exec_runtime\s*:\s*([\d.]+)/;
+// Whether this kernel reports each thread's run time to the nanosecond.
+const PRECISE = ((): boolean => {
+  try {
+    return RUNTIME.test(readFileSync('/proc/thread-self/sched', 'utf8'));
+  } catch {
+    return false;
+  }
+})();
+
+// CPU time of every thread of the server: `se.sum_exec_runtime` (ms, to the nanosecond) of /proc/<pid>/task/*/sched,
+// or else utime + stime of /proc/<pid>/stat in clock ticks (100 a second). `taskset` execs the server, so the
 // child's pid is the server's. CPU time per request holds still while other work on the machine steals the core.
 function cpuMicros(pid: number | undefined): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  if (!PRECISE) {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  }
+  let total = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${pid}/task/${task}/sched`, 'utf8');
+    } catch {
+      continue; // the thread ended between the listing and the read
+    }
+    total += Number(RUNTIME.exec(text)?.[1] ?? 0) * 1000;
+  }
+  return total;
 }
 
 /**

@@ -1,0 +1,149 @@
+// Capacity in interleaved blocks: a raw-socket client sends short blocks of deliveries to each server in turn and
+// reads each server's CPU time around its blocks, so that drift on the machine reaches every server alike.
+import { randomUUID } from 'node:crypto';
+import { connect, type Socket } from 'node:net';
+import { eventTemplate, githubHeaders, svcHeaders } from './fixtures.js';
+import { PATH } from './servers/common.js';
+
+/** A running server to measure: where it listens, how it signs, and its CPU time so far. */
+export interface BlockTarget {
+  readonly port: number;
+  readonly scheme: 'svc' | 'github';
+  cpuMicros(): number;
+}
+
+/** Options of `interleave`. */
+export interface BlockOptions {
+  /** Blocks per server; each step sends one block to every server, in an order that rotates. */
+  readonly steps: number;
+  /** Deliveries per block. */
+  readonly size: number;
+  /** Connections per server, each with one request in flight (keep-alive, no pipelining). */
+  readonly connections: number;
+}
+
+/** What `interleave` measured, per server: CPU µs per delivery for each step, and answers that were not 2xx. */
+export interface BlockResult {
+  readonly cpuPerRequest: readonly number[];
+  readonly failures: number;
+}
+
+const template = eventTemplate(1024);
+
+// One signed delivery as the bytes of an HTTP/1.1 request, built before its block starts so that the client's
+// signing is never inside a measured window.
+function delivery(scheme: 'svc' | 'github'): Buffer {
+  const id = randomUUID();
+  const body = template.fill(id);
+  const headers = scheme === 'svc' ? svcHeaders(body, id) : githubHeaders(body);
+  let head = `POST ${PATH} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`;
+  for (const [name, value] of Object.entries(headers)) head += `${name}: ${value}\r\n`;
+  return Buffer.from(`${head}\r\n${body}`);
+}
+
+// The length of the first complete answer in `text` (latin1), or 0 while it is still arriving. Answers carry a
+// content-length or are chunked.
+function answerLength(text: string): number {
+  const headEnd = text.indexOf('\r\n\r\n');
+  if (headEnd === -1) return 0;
+  const head = text.slice(0, headEnd).toLowerCase();
+  const length = /\r\ncontent-length: *(\d+)/.exec(head);
+  if (length !== null) {
+    const total = headEnd + 4 + Number(length[1]);
+    return text.length >= total ? total : 0;
+  }
+  const end = text.indexOf('\r\n0\r\n\r\n', headEnd);
+  return end === -1 ? 0 : end + 7;
+}
+
+class Connection {
+  readonly #socket: Socket;
+  #pending = '';
+  #onAnswer: ((ok: boolean) => void) | undefined;
+
+  constructor(socket: Socket) {
+    this.#socket = socket;
+    socket.setNoDelay(true);
+    socket.on('data', (chunk: Buffer) => {
+      this.#pending += chunk.toString('latin1');
+      for (let length = answerLength(this.#pending); length > 0; length = answerLength(this.#pending)) {
+        const ok = this.#pending.startsWith('HTTP/1.1 2');
+        this.#pending = this.#pending.slice(length);
+        const onAnswer = this.#onAnswer;
+        this.#onAnswer = undefined;
+        onAnswer?.(ok);
+      }
+    });
+  }
+
+  static open(port: number): Promise<Connection> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => resolve(new Connection(socket)));
+      socket.once('error', reject);
+    });
+  }
+
+  send(request: Buffer, onAnswer: (ok: boolean) => void): void {
+    this.#onAnswer = onAnswer;
+    this.#socket.write(request);
+  }
+
+  close(): void {
+    this.#socket.destroy();
+  }
+}
+
+// Sends every request of a block over the pool, one in flight per connection; resolves with the failures.
+function sendBlock(pool: readonly Connection[], requests: readonly Buffer[]): Promise<number> {
+  return new Promise((resolve) => {
+    let next = 0;
+    let answered = 0;
+    let failures = 0;
+    const sendNext = (connection: Connection): void => {
+      const request = requests[next++]!;
+      connection.send(request, (ok) => {
+        if (!ok) failures++;
+        if (++answered === requests.length) resolve(failures);
+        else if (next < requests.length) sendNext(connection);
+      });
+    };
+    for (const connection of pool) if (next < requests.length) sendNext(connection);
+  });
+}
+
+/**
+ * Measures each server's CPU per delivery over `steps` blocks each, taken in turns, after one block each to warm
+ * the connections.
+ * @example
+ * const [base, ours] = await interleave([baseline, pkg], { steps: 40, size: 1000, connections: 10 });
+ */
+export async function interleave(
+  targets: readonly BlockTarget[],
+  { steps, size, connections }: BlockOptions,
+): Promise<BlockResult[]> {
+  const pools = await Promise.all(
+    targets.map((t) => Promise.all(Array.from({ length: connections }, () => Connection.open(t.port)))),
+  );
+  try {
+    const cpu = targets.map((): number[] => []);
+    const failures = targets.map(() => 0);
+    for (let step = -1; step < steps; step++) {
+      // Rotate who goes first, so no server always follows the same one.
+      const order = targets.map((_, i) => (i + Math.max(step, 0)) % targets.length);
+      for (const i of order) {
+        const target = targets[i]!;
+        const requests = Array.from({ length: size }, () => delivery(target.scheme));
+        const before = target.cpuMicros();
+        const failed = await sendBlock(pools[i]!, requests);
+        const used = target.cpuMicros() - before;
+        if (step >= 0) {
+          cpu[i]!.push(used / size);
+          failures[i]! += failed;
+        }
+      }
+    }
+    return targets.map((_, i) => ({ cpuPerRequest: cpu[i]!, failures: failures[i]! }));
+  } finally {
+    for (const pool of pools) for (const connection of pool) connection.close();
+  }
+}
