@@ -7,6 +7,7 @@ import {
   verifySignature,
   WebhookVerificationError,
 } from 'workforce-webhooks';
+import { nearMiss } from '../support/near-miss.js';
 
 // Known answers computed independently: printf '<t>.<body>' | openssl dgst -sha256 -hmac '<secret>'.
 const vectors = [
@@ -275,20 +276,19 @@ describe('properties', () => {
   it('keeps a v1 exactly when it is 64 hex digits of either case', () => {
     // Digest-like text with one character changed, dropped or added, any case, anywhere.
     const DIGEST = /^[0-9a-fA-F]{64}$/;
-    const digestLike = fc
-      .tuple(
-        fc.stringMatching(/^[0-9a-f]{64}$/),
-        fc.nat(66),
-        fc.constantFrom('', 'g', 'G', 'F', '0', ' ', '-', '\u00e9', '\u0660', '\uff10', 'ff'),
-        fc.constantFrom('replace', 'insert', 'upper', 'keep'),
-      )
-      .map(([hex, at, text, how]) =>
-        how === 'upper'
-          ? hex.toUpperCase()
-          : how === 'keep'
-            ? hex
-            : hex.slice(0, at) + text + hex.slice(how === 'replace' ? at + 1 : at),
-      );
+    const digestLike = nearMiss(fc.stringMatching(/^[0-9a-f]{64}$/), [
+      '',
+      'g',
+      'G',
+      'F',
+      '0',
+      ' ',
+      '-',
+      '\u00e9',
+      '\u0660',
+      '\uff10',
+      'ff',
+    ]);
     fc.assert(
       fc.property(fc.oneof(digestLike, fc.string({ maxLength: 66 })), (candidate) => {
         const { signatures } = parseSignatureHeader(`t=1700000000,v1=${candidate}`);
