@@ -60,8 +60,8 @@ export function met(target: Target): boolean {
  * @example
  * show({ name: 'round trips', value: 1, goal: 1, unit: 'count' }, 1) // '1.00'
  */
-export function show(target: Target, value: number): string {
-  return target.unit === 'count' ? value.toFixed(2) : ratio(value);
+export function show(target: Target, value: number, digits = 2): string {
+  return target.unit === 'count' ? value.toFixed(digits) : ratio(value, digits);
 }
 
 /**
@@ -85,12 +85,12 @@ export function ops(value: number): string {
 }
 
 /**
- * A ratio as `0.97×`.
+ * A ratio as `0.97×`, with two decimals unless told.
  * @example
  * ratio(1.234) // '1.23×'
  */
-export function ratio(value: number): string {
-  return Number.isFinite(value) ? `${value.toFixed(2)}×` : 'n/a';
+export function ratio(value: number, digits = 2): string {
+  return Number.isFinite(value) ? `${value.toFixed(digits)}×` : 'n/a';
 }
 
 /**

@@ -60,9 +60,8 @@ for (const target of targets) {
   const goal = `${target.atMost === true ? '≤' : '≥'} ${show(target, target.goal)}`;
   // A value that rounds to its goal gets a third decimal, so that a miss never reads as the goal itself.
   let value = show(target, target.value);
-  if (value === show(target, target.goal) && target.value !== target.goal) {
-    value = `${target.value.toFixed(3)}${target.unit === 'count' ? '' : '×'}`;
-  }
+  if (value === show(target, target.goal) && target.value !== target.goal)
+    value = show(target, target.value, 3);
   console.log(`- ${met(target) ? 'met' : 'MISSED'}: ${target.name}: ${value} (target ${goal})`);
 }
 for (const name of failed) console.log(`- MISSED: ${name}: the section did not run`);
