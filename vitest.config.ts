@@ -9,7 +9,7 @@ const packageAliases = [
   { find: /^workforce-webhooks\/testing$/, replacement: here('./testing/index.ts') },
   { find: /^workforce-webhooks\/api$/, replacement: here('./api/index.ts') },
   {
-    find: /^workforce-webhooks\/(node|express|hono|next|fastify|redis|bullmq)$/,
+    find: /^workforce-webhooks\/(node|express|hono|next|fastify|redis|bullmq|postgres|otel)$/,
     replacement: here('./adapters/$1.ts'),
   },
 ];
@@ -21,6 +21,8 @@ const crypto = (backend: 'node' | 'web') => ({
 
 const config: ViteUserConfig = defineConfig({
   test: {
+    // The default logger speaks on stderr, as it should; a passing test's output is not shown, a failing one's is.
+    silent: 'passed-only',
     projects: [
       {
         // Everything, on node:crypto (the `node` condition of `#crypto`).
@@ -29,7 +31,7 @@ const config: ViteUserConfig = defineConfig({
           name: 'node',
           include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
           exclude: ['test/e2e/**'],
-          globalSetup: ['test/setup/redis.ts'],
+          globalSetup: ['test/setup/redis.ts', 'test/setup/postgres.ts', 'test/setup/package.ts'],
           testTimeout: 20_000,
           hookTimeout: 30_000,
         },

@@ -15,6 +15,10 @@ export interface RedisServer {
   readonly port: number;
   /** Kills the server (SIGKILL when `crash`, else SIGTERM) and waits for it to exit. */
   stop(options?: { readonly crash?: boolean }): Promise<void>;
+  /** SIGSTOP: alive, its connections open, but silent (a network black hole), until `resume`. */
+  pause(): void;
+  /** SIGCONT: it answers again, running the commands that arrived meanwhile. */
+  resume(): void;
   /** Starts it again on the same port, with an empty dataset. */
   start(): Promise<void>;
   /** Stops it for good and removes its directory. */
@@ -109,6 +113,7 @@ export async function startRedisServer(): Promise<RedisServer> {
     child = undefined;
     if (running === undefined || running.exitCode !== null) return;
     running.removeAllListeners('exit');
+    running.kill('SIGCONT'); // a paused server cannot act on SIGTERM
     const exited = new Promise((resolve) => running.once('exit', resolve));
     running.kill(crash ? 'SIGKILL' : 'SIGTERM');
     await exited;
@@ -117,6 +122,12 @@ export async function startRedisServer(): Promise<RedisServer> {
     url: `redis://127.0.0.1:${port}`,
     port,
     stop,
+    pause() {
+      child?.kill('SIGSTOP');
+    },
+    resume() {
+      child?.kill('SIGCONT');
+    },
     async start() {
       if (child === undefined) child = await launch(port, dir);
     },

@@ -1,0 +1,139 @@
+// Starts and stops a real, throwaway PostgreSQL (the Debian package's binaries) on a free loopback port.
+import { execFile } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { chown, mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const DEBIAN_ROOT = '/usr/lib/postgresql';
+
+/**
+ * The directory of `initdb`, `pg_ctl` and `postgres`: `POSTGRES_BIN` when set, else the newest version the Debian
+ * package installed under /usr/lib/postgresql/<version>/bin; undefined when there is none.
+ */
+export const POSTGRES_BIN: string | undefined = process.env.POSTGRES_BIN ?? newestDebianBin();
+
+function newestDebianBin(): string | undefined {
+  if (!existsSync(DEBIAN_ROOT)) return undefined;
+  const versions = readdirSync(DEBIAN_ROOT)
+    .filter((name) => /^\d+$/.test(name) && existsSync(join(DEBIAN_ROOT, name, 'bin', 'pg_ctl')))
+    .sort((a, b) => Number(b) - Number(a));
+  return versions[0] === undefined ? undefined : join(DEBIAN_ROOT, versions[0], 'bin');
+}
+
+/** A PostgreSQL this process started; `stop` and `start` again keep its port and its data. */
+export interface PostgresServer {
+  /** `postgres://postgres@127.0.0.1:<port>/postgres` (trust authentication on loopback). */
+  readonly url: string;
+  readonly port: number;
+  /** Stops the server: `immediate` (a crash: no checkpoint, recovery from the WAL on start) when `crash`, else `fast`. */
+  stop(options?: { readonly crash?: boolean }): Promise<void>;
+  /** Starts it again on the same port, with the data it had. */
+  start(): Promise<void>;
+  /** Stops it for good and removes its directory. */
+  dispose(): Promise<void>;
+}
+
+/**
+ * Whether PostgreSQL's server binaries can be run here.
+ * @example
+ * if (!hasPostgres()) console.warn('no PostgreSQL');
+ */
+export function hasPostgres(): boolean {
+  return POSTGRES_BIN !== undefined && existsSync(join(POSTGRES_BIN, 'initdb'));
+}
+
+// PostgreSQL refuses to run as root (who CI runs as): then run as the `postgres` user the Debian package creates.
+const asRoot = process.getuid?.() === 0;
+
+async function postgresUser(): Promise<{ readonly uid: number; readonly gid: number }> {
+  const [{ stdout: uid }, { stdout: gid }] = await Promise.all([
+    run('id', ['-u', 'postgres']),
+    run('id', ['-g', 'postgres']),
+  ]);
+  return { uid: Number(uid.trim()), gid: Number(gid.trim()) };
+}
+
+async function pg(binary: string, args: readonly string[]): Promise<string> {
+  const path = join(POSTGRES_BIN ?? '', binary);
+  const [file, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', path, ...args]] : [path, [...args]];
+  try {
+    const { stdout } = await run(file, argv, { timeout: 60_000 });
+    return stdout;
+  } catch (error) {
+    const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
+    throw new Error(`${binary} ${args.join(' ')} failed: ${(error as Error).message}\n${stdout}\n${stderr}`);
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/**
+ * Creates a cluster in a temporary directory (`initdb`) and starts it (`pg_ctl start`) on a free port of 127.0.0.1.
+ * @example
+ * const postgres = await startPostgresServer();
+ * await postgres.stop({ crash: true }); await postgres.start(); await postgres.dispose();
+ */
+export async function startPostgresServer(): Promise<PostgresServer> {
+  if (!hasPostgres()) throw new Error('PostgreSQL server binaries not found (set POSTGRES_BIN)');
+  const dir = await mkdtemp(join(tmpdir(), 'wfwh-postgres-'));
+  if (asRoot) {
+    const { uid, gid } = await postgresUser();
+    await chown(dir, uid, gid);
+  }
+  const data = join(dir, 'data');
+  await pg('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
+
+  let port = 0;
+  let running = false;
+  // Throwaway data: no fsync (a killed server still recovers from the WAL in the page cache), and sockets only
+  // on loopback and in the directory, never in /var/run/postgresql.
+  const options = (): string =>
+    [
+      `-p ${port}`,
+      '-c listen_addresses=127.0.0.1',
+      `-c unix_socket_directories=${dir}`,
+      '-c max_connections=200',
+      '-c fsync=off',
+      '-c full_page_writes=off',
+    ].join(' ');
+  const start = async (): Promise<void> => {
+    if (running) return;
+    await pg('pg_ctl', ['start', '-w', '-t', '60', '-D', data, '-l', join(dir, 'log'), '-o', options()]);
+    running = true;
+  };
+  const stop = async ({ crash = false } = {}): Promise<void> => {
+    if (!running) return;
+    running = false;
+    await pg('pg_ctl', ['stop', '-w', '-t', '60', '-D', data, '-m', crash ? 'immediate' : 'fast']);
+  };
+
+  // A free port can be taken between the probe and the bind: try a few.
+  for (let tries = 0; !running; tries++) {
+    port = await freePort();
+    try {
+      await start();
+    } catch (error) {
+      if (tries >= 4) throw error;
+    }
+  }
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    port,
+    stop,
+    start,
+    async dispose() {
+      await stop().catch(() => {});
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
