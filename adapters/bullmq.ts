@@ -1,11 +1,28 @@
-// The BullMQ queue: an accepted event is a Redis job before the 202, run by workers on any instance, kept through crashes.
-import { type Job, Queue, Worker } from 'bullmq';
+// The BullMQ queue: an accepted event is a job in Redis (or Postgres, on BullMQ's backend) before the 202, kept through crashes.
+import {
+  type BackendFactory,
+  DelayedError,
+  type IQueueBackend,
+  type Job,
+  Queue,
+  Worker,
+  withBackend,
+} from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
-import { startAttempt } from '../src/attempt.js';
+import { type Attempt, startAttempt } from '../src/attempt.js';
+import {
+  type CheckedDeadLetterFilter,
+  deadLetterFilter,
+  errorClassOf,
+  pageLimit,
+} from '../src/dead-letters.js';
 import { ConfigurationError, WebhookError } from '../src/errors.js';
+import { OrderingWait } from '../src/ordering-wait.js';
 import {
   type Backoff,
   type DeadLetter,
+  type DeadLetterPage,
+  type DeadLetterQuery,
   type EventQueue,
   exponentialBackoff,
   HandlerFailure,
@@ -16,8 +33,16 @@ import { DEFAULT_DONE_TTL_MS } from '../src/store.js';
 
 /** Options of `createBullmqQueue`. */
 export interface BullmqQueueOptions {
-  /** Your ioredis client (never closed; the queue opens its own connections from it), its options, or a URL. */
-  readonly connection: Redis | RedisOptions | string;
+  /**
+   * Your ioredis client (never closed; the queue opens its own connections from it), its options, or a URL.
+   * With `backend: createPostgresBackend`: what that backend takes, e.g. `{ connectionString, migrate: true }`.
+   */
+  readonly connection: Redis | RedisOptions | string | object;
+  /**
+   * BullMQ's datastore: Redis when left out, or `createPostgresBackend` (from `bullmq`) to keep the jobs in
+   * Postgres with no Redis at all.
+   */
+  readonly backend?: BackendFactory<IQueueBackend, never>;
   /** The BullMQ queue name: one per receiver, the same on every instance of it. Default `workforce-webhooks`. */
   readonly name?: string;
   /** BullMQ's key prefix. Default `bull`. */
@@ -32,18 +57,66 @@ export interface BullmqQueueOptions {
   readonly handlerTimeoutMs?: number;
   /** How long completed jobs are kept: at least the receiver's `doneTtlMs`, so a redelivery never runs twice. Default 72 h. */
   readonly keepCompletedMs?: number;
-  /** A running job's lock; a dead instance's jobs are taken over once it lapses. Default 30 000. */
+  /**
+   * A running job's lock; a dead instance's jobs are taken over once it lapses. Default 10 000: with the stalled
+   * check below, a killed instance's jobs run again within about 20 s. A worker whose event loop is blocked past it
+   * loses the job (its `ctx.signal` is aborted) and another instance runs it again.
+   */
   readonly lockDurationMs?: number;
-  /** How often workers look for jobs whose lock lapsed. Default 30 000. */
+  /** How often a running job's lock is renewed. Default a third of `lockDurationMs`: one renewal may be missed. */
+  readonly lockRenewMs?: number;
+  /** How often workers look for jobs whose lock lapsed (one Redis script per worker each time). Default 5000. */
   readonly stalledIntervalMs?: number;
   /** Times a job may be taken over from a dead worker before it fails. Default 1 (BullMQ's). */
   readonly maxStalledCount?: number;
 }
 
 const JOB_NAME = 'event';
+// The states of a job still to be processed: the queue's depth.
+const HELD_STATES = ['waiting', 'delayed', 'active', 'prioritized', 'waiting-children'] as const;
+// BullMQ's codes (its `ErrorCode`) for a job that is gone, or no longer in the state a call expected.
+const JOB_NOT_EXIST = -1;
+const JOB_NOT_IN_STATE = -3;
 const BACKOFF_TYPE = 'workforce-webhooks';
 const SHUTDOWN = 'the receiver closed during this attempt';
-type EventJob = Job<QueuedEvent>;
+/** A job's data: the queued event, and the class of its last failure (for the dead-letter list). */
+type JobData = QueuedEvent & { readonly lastError?: string };
+type EventJob = Job<JobData>;
+
+// One page of BullMQ's failed set (scored by failure time), newest first, from just after the cursor's job: by
+// its rank while it is still there with the cursor's score, else from the first job not newer than the cursor
+// (the caller skips the ties already read). One atomic read, so failures arriving meanwhile shift nothing.
+const FAILED_PAGE = `local start = 0
+if ARGV[1] ~= '' then
+  if ARGV[2] ~= '' and redis.call('ZSCORE', KEYS[1], ARGV[2]) == ARGV[1] then
+    start = redis.call('ZREVRANK', KEYS[1], ARGV[2]) + 1
+  else
+    start = redis.call('ZCOUNT', KEYS[1], '(' .. ARGV[1], '+inf')
+  end
+end
+return redis.call('ZREVRANGE', KEYS[1], start, start + tonumber(ARGV[3]) - 1, 'WITHSCORES')`;
+
+/** A position in the failed set: a job's failure time (its score, as Redis wrote it) and its id. */
+interface FailedCursor {
+  readonly score: string;
+  readonly id: string;
+}
+
+const cursorOf = ({ score, id }: FailedCursor): string => `${score}:${id}`;
+function parseCursor(cursor: string | undefined): FailedCursor | undefined {
+  if (cursor === undefined) return undefined;
+  const colon = cursor.indexOf(':');
+  const score = cursor.slice(0, colon);
+  if (colon < 1 || colon === cursor.length - 1 || !/^\d{1,17}$/.test(score))
+    throw new ConfigurationError('deadLetters cursor is not one this queue gave');
+  return { score, id: cursor.slice(colon + 1) };
+}
+
+// Newest first: a higher score, or the same score and a higher id (Redis orders ties by bytes, as `<` does here).
+const isAfter = (entry: FailedCursor, cursor: FailedCursor | undefined): boolean =>
+  cursor === undefined ||
+  Number(entry.score) < Number(cursor.score) ||
+  (entry.score === cursor.score && entry.id < cursor.id);
 
 // True when `ms` pass before `promise` settles.
 async function outlasts(promise: Promise<unknown>, ms: number): Promise<boolean> {
@@ -67,6 +140,7 @@ async function outlasts(promise: Promise<unknown>, ms: number): Promise<boolean>
  */
 export function createBullmqQueue({
   connection,
+  backend,
   name = 'workforce-webhooks',
   prefix,
   concurrency = 10,
@@ -74,15 +148,23 @@ export function createBullmqQueue({
   backoff = exponentialBackoff(),
   handlerTimeoutMs = 30_000,
   keepCompletedMs = DEFAULT_DONE_TTL_MS,
-  lockDurationMs = 30_000,
-  stalledIntervalMs = 30_000,
+  lockDurationMs = 10_000,
+  lockRenewMs = Math.max(1, Math.floor(lockDurationMs / 3)),
+  stalledIntervalMs = 5000,
   maxStalledCount = 1,
 }: BullmqQueueOptions): EventQueue {
   if (connection === undefined || connection === null)
     throw new ConfigurationError(
       'createBullmqQueue needs `connection`: an ioredis client, its options or a URL',
     );
-  for (const [key, value] of Object.entries({ concurrency, attempts, handlerTimeoutMs, lockDurationMs })) {
+  for (const [key, value] of Object.entries({
+    concurrency,
+    attempts,
+    handlerTimeoutMs,
+    lockDurationMs,
+    lockRenewMs,
+    stalledIntervalMs,
+  })) {
     if (!Number.isInteger(value) || value < 1)
       throw new ConfigurationError(`queue ${key} must be a positive integer`);
   }
@@ -97,10 +179,15 @@ export function createBullmqQueue({
     client.on('error', () => {});
     return client;
   };
+  // Another backend takes its connection as given; only Redis gets the connections and reads made below.
+  const redis = backend === undefined;
+  const classes = redis
+    ? { Queue, Worker }
+    : (withBackend(backend) as unknown as { Queue: typeof Queue; Worker: typeof Worker });
   // The producer fails at once while Redis is away, so the delivery is answered 503 (never 202 without a job).
-  const producer = open({ enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-  const queue = new Queue<QueuedEvent>(name, {
-    connection: producer,
+  const producer = redis ? open({ enableOfflineQueue: false, maxRetriesPerRequest: 1 }) : undefined;
+  const queue = new classes.Queue<JobData>(name, {
+    connection: (producer ?? connection) as Redis,
     ...(prefix === undefined ? {} : { prefix }),
     defaultJobOptions: {
       backoff: { type: BACKOFF_TYPE },
@@ -108,9 +195,14 @@ export function createBullmqQueue({
       removeOnFail: false,
     },
   });
-  let worker: Worker<QueuedEvent> | undefined;
+  let worker: Worker<JobData> | undefined;
   let workerClient: Redis | undefined;
   let hooks: QueueHooks | undefined;
+  // Logged once started; before that (a queue only read, as by the dead-letters command) the failing calls say it,
+  // and BullMQ would otherwise print each connection error with its stack.
+  queue.on('error', (error) =>
+    hooks?.logger.warn({ err: error, queue: name }, 'workforce-webhooks: BullMQ error'),
+  );
   let closed = false;
   let closing: Promise<void> | undefined;
 
@@ -118,11 +210,11 @@ export function createBullmqQueue({
   // would wait for it, so it is forced: running jobs stay stored and another instance takes them over later.
   const shutDown = async (timeoutMs: number): Promise<void> => {
     closed = true;
-    const reachable = workerClient?.status === 'ready';
-    if (!reachable) worker?.cancelAllJobs(SHUTDOWN);
+    const reachable = !redis || workerClient?.status === 'ready';
+    if (!reachable) abortRunning(SHUTDOWN);
     const settled = Promise.allSettled([worker?.close(!reachable), queue.close()]);
     if (await outlasts(settled, timeoutMs)) {
-      worker?.cancelAllJobs(SHUTDOWN);
+      abortRunning(SHUTDOWN);
       await outlasts(settled, timeoutMs);
     }
     await Promise.all(
@@ -132,20 +224,32 @@ export function createBullmqQueue({
     );
   };
 
+  // Every delivery that arrives while the producer connects waits on one shared promise: one set of listeners,
+  // however many wait (no MaxListenersExceededWarning under load).
+  let connecting: Promise<void> | undefined;
   const usable = (): Promise<void> => {
-    if (producer.status === 'ready') return Promise.resolve();
+    if (producer === undefined || producer.status === 'ready') return Promise.resolve();
     if (!['wait', 'connecting', 'connect'].includes(producer.status))
       return Promise.reject(new WebhookError('queue_unavailable', `Redis is ${producer.status}`));
-    // Connecting (at start, or a reconnect attempt): its outcome decides, without a timer of ours.
-    return new Promise((resolve, reject) => {
+    // Connecting (at start, or a reconnect attempt): its outcome decides; the receiver's queueTimeoutMs bounds it.
+    connecting ??= new Promise<void>((resolve, reject) => {
       const done = (error?: Error): void => {
         producer.off('ready', done).off('error', done).off('end', done);
+        connecting = undefined;
         if (error === undefined && producer.status === 'ready') resolve();
         else reject(new WebhookError('queue_unavailable', 'Redis is unreachable', { cause: error }));
       };
       producer.once('ready', done).once('error', done).once('end', done);
       if (producer.status === 'wait') producer.connect().catch(() => {});
     });
+    return connecting;
+  };
+
+  // BullMQ keeps only the failure's message: the letter's error gets back the class kept on the job.
+  const storedError = (job: EventJob): Error => {
+    const error = new Error(job.failedReason);
+    if (job.data.lastError !== undefined) error.name = job.data.lastError;
+    return error;
   };
 
   const letterOf = (job: EventJob, error: unknown): DeadLetter => ({
@@ -156,24 +260,78 @@ export function createBullmqQueue({
     failedAt: job.finishedOn ?? Date.now(),
   });
 
-  const processor = async (job: EventJob, _token?: string, lost?: AbortSignal): Promise<void> => {
+  // Another backend has no Lua: its failed jobs are read through BullMQ and put in the cursor's order here (the
+  // backend's own order of ties is not ours), and a page holds those strictly after the cursor, so arrivals shift
+  // nothing. It reads them all: dead letters are few, and kept until replayed.
+  const failedPage = async (
+    limit: number,
+    cursor: string | undefined,
+    filter: CheckedDeadLetterFilter,
+  ): Promise<DeadLetterPage> => {
+    const after = parseCursor(cursor);
+    const all: EventJob[] = [];
+    for (let start = 0, chunk = 1000; ; start += chunk) {
+      const jobs = (await queue.getFailed(start, start + chunk - 1)) as EventJob[];
+      all.push(...jobs);
+      if (jobs.length < chunk) break;
+    }
+    const position = (job: EventJob): FailedCursor => ({
+      score: String(job.finishedOn ?? 0),
+      id: job.id ?? '',
+    });
+    const found = all
+      .filter((job) => {
+        const failedAt = job.finishedOn ?? 0;
+        return (
+          isAfter(position(job), after) &&
+          failedAt >= filter.since &&
+          failedAt < filter.until &&
+          filter.type(job.data.event.type)
+        );
+      })
+      .sort((a, b) => (isAfter(position(b), position(a)) ? -1 : 1));
+    const page = found.slice(0, limit);
+    return {
+      items: page.map((job) => letterOf(job, storedError(job))),
+      cursor: found.length > limit ? cursorOf(position(page.at(-1)!)) : undefined,
+    };
+  };
+
+  // The attempts running on this instance, by job id, so that a lost lock or a forced shutdown aborts them. Not
+  // BullMQ's per-job AbortController: a processor that takes BullMQ's signal gets one made for every job, which
+  // costs more per job than this map (docs/benchmarks.md, "Durable path").
+  const running = new Map<string, Attempt>();
+  const abortRunning = (reason: string, ids: Iterable<string> = running.keys()): void => {
+    // Handlers get an Error, as for every other abort.
+    for (const id of [...ids]) running.get(id)?.abort(new WebhookError('shutting_down', reason));
+  };
+
+  const processor = async (job: EventJob, token?: string): Promise<void> => {
     const { data } = job;
     const attempt = startAttempt(hooks!.process, data, {
       attempt: (data.attemptsMade ?? 0) + job.attemptsMade + 1,
       timeoutMs: handlerTimeoutMs,
     });
-    // BullMQ cancels with a string reason (shutdown, lost lock): handlers get an Error.
-    const abort = (): void => attempt.abort(new WebhookError('shutting_down', String(lost?.reason)));
-    lost?.addEventListener('abort', abort, { once: true });
+    const id = job.id!;
+    running.set(id, attempt);
     try {
       await attempt.done;
     } catch (error) {
-      // Kept on the job before BullMQ records the failure, so the next attempt (any instance) skips them.
-      if (error instanceof HandlerFailure && error.completed.length > (data.completed?.length ?? 0))
-        await job.updateData({ ...data, completed: error.completed });
+      // Its ordering key is held (maybe on another instance): back to delayed, as the same attempt, rather than
+      // holding a worker slot while it waits.
+      if (error instanceof OrderingWait && token !== undefined) {
+        await job.moveToDelayed(Date.now() + error.retryInMs, token);
+        throw new DelayedError();
+      }
+      // Kept on the job before BullMQ records the failure: the handlers that succeeded, so the next attempt (any
+      // instance) skips them, and the failure's class, for the dead-letter list.
+      const lastError = errorClassOf(error);
+      const completed = error instanceof HandlerFailure ? error.completed : data.completed;
+      if (lastError !== data.lastError || (completed?.length ?? 0) > (data.completed?.length ?? 0))
+        await job.updateData({ ...data, ...(completed === undefined ? {} : { completed }), lastError });
       throw error;
     } finally {
-      lost?.removeEventListener('abort', abort);
+      if (running.get(id) === attempt) running.delete(id);
     }
   };
 
@@ -184,12 +342,13 @@ export function createBullmqQueue({
       hooks = given;
       const { logger } = given;
       // BullMQ's blocking fetch must wait through reconnects: maxRetriesPerRequest null, on a connection of its own.
-      workerClient = open({ maxRetriesPerRequest: null });
-      worker = new Worker<QueuedEvent>(name, processor, {
-        connection: workerClient,
+      workerClient = redis ? open({ maxRetriesPerRequest: null }) : undefined;
+      worker = new classes.Worker<JobData>(name, processor, {
+        connection: (workerClient ?? connection) as Redis,
         ...(prefix === undefined ? {} : { prefix }),
         concurrency,
         lockDuration: lockDurationMs,
+        lockRenewTime: lockRenewMs,
         stalledInterval: stalledIntervalMs,
         maxStalledCount,
         settings: {
@@ -198,21 +357,18 @@ export function createBullmqQueue({
         },
       });
       worker.on('failed', (job, error) => {
-        if (
-          job === undefined ||
-          (job.attemptsMade < (job.opts.attempts ?? 1) && error.name !== 'UnrecoverableError')
-        )
+        if (job === undefined) return;
+        if (job.attemptsMade < (job.opts.attempts ?? 1) && error.name !== 'UnrecoverableError') {
+          given.onRetry?.(job.data, (job.data.attemptsMade ?? 0) + job.attemptsMade);
           return;
+        }
         void given.onDeadLetter(letterOf(job, error));
       });
       // The lock lapsed (and another worker may take the job): stop this attempt's handlers.
-      worker.on('lockRenewalFailed', (ids) => {
-        for (const id of ids) worker?.cancelJob(id, 'the job lock was lost');
-      });
+      worker.on('lockRenewalFailed', (ids) => abortRunning('the job lock was lost', ids));
       const warn = (error: Error): void =>
         logger.warn({ err: error, queue: name }, 'workforce-webhooks: BullMQ error');
       worker.on('error', warn);
-      queue.on('error', warn);
     },
     async enqueue(job) {
       if (closed) throw new WebhookError('shutting_down', 'the queue is closed');
@@ -225,16 +381,107 @@ export function createBullmqQueue({
       });
       return { status: 'queued' };
     },
-    async deadLetters() {
-      const failed = (await queue.getFailed(0, -1)) as EventJob[];
-      return failed.map((job) => letterOf(job, new Error(job.failedReason)));
+    // One round trip: BullMQ counts every state's set in one pipeline.
+    async counts() {
+      const counts = await queue.getJobCounts(...HELD_STATES, 'failed');
+      let depth = 0;
+      for (const state of HELD_STATES) depth += counts[state] ?? 0;
+      return { depth, deadLetters: counts.failed ?? 0 };
+    },
+    // Every dead letter stays in Redis; a read fetches one page of ids and then only those jobs (never
+    // `getFailed(0, -1)`, which loads them all).
+    async deadLetters(query?: DeadLetterQuery): Promise<DeadLetterPage> {
+      const limit = pageLimit(query);
+      const filter = deadLetterFilter(query);
+      if (producer === undefined) return failedPage(limit, query?.cursor, filter);
+      // Right after the queue is made (a tool reading a deployed queue) the producer may still be connecting.
+      await usable();
+      const client = producer;
+      // `until` starts the read at the letters that failed before it, unless the cursor is further on.
+      let after = parseCursor(query?.cursor);
+      if (Number.isFinite(filter.until)) {
+        const bound = { score: String(Math.ceil(filter.until)), id: '' };
+        if (after === undefined || isAfter(bound, after)) after = bound;
+      }
+      // By type, letters must be read to be tested: a read looks at a bounded number of them.
+      const budget = filter.byType ? 10 * limit : Number.POSITIVE_INFINITY;
+      const items: DeadLetter[] = [];
+      let examined = 0;
+      for (;;) {
+        // Without a type filter one more than the page, to know whether another follows.
+        const asked = filter.byType ? limit : limit + 1 - items.length;
+        const flat = (await client.eval(
+          FAILED_PAGE,
+          1,
+          queue.keys.failed!,
+          after?.score ?? '',
+          after?.id ?? '',
+          asked,
+        )) as string[];
+        let ended = flat.length / 2 < asked;
+        const window: FailedCursor[] = [];
+        for (let i = 0; i < flat.length; i += 2) {
+          const entry = { id: flat[i]!, score: flat[i + 1]! };
+          // Ties already read (the cursor's own job was replayed meanwhile) are skipped.
+          if (!isAfter(entry, after)) continue;
+          if (Number(entry.score) < filter.since) {
+            ended = true;
+            break;
+          }
+          window.push(entry);
+        }
+        if (window.length === 0 && !ended) {
+          after = { id: flat.at(-2)!, score: flat.at(-1)! };
+          continue;
+        }
+        const wanted = filter.byType ? window : window.slice(0, limit - items.length);
+        const jobs = await Promise.all(
+          wanted.map(({ id }) => queue.getJob(id) as Promise<EventJob | undefined>),
+        );
+        for (let i = 0; i < wanted.length; i++) {
+          const job = jobs[i];
+          after = wanted[i]!;
+          examined++;
+          if (job !== undefined && filter.type(job.data.event.type))
+            items.push(letterOf(job, storedError(job)));
+          if (items.length === limit) {
+            const more = i + 1 < window.length || !ended;
+            return { items, cursor: more ? cursorOf(after) : undefined };
+          }
+        }
+        // Every letter up to the end (or to `since`) was looked at.
+        if (ended && wanted.length === window.length) return { items, cursor: undefined };
+        if (examined >= budget) return { items, cursor: cursorOf(after!) };
+      }
     },
     async replay(eventId) {
       const job = (await queue.getJob(eventId)) as EventJob | undefined;
       if (job === undefined || !(await job.isFailed())) return false;
       await job.updateData({ event: job.data.event, deliveryId: job.data.deliveryId });
-      await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+      try {
+        // Atomic in Redis: of concurrent replays, only the first finds the job failed and moves it back.
+        await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+      } catch (error) {
+        if ([JOB_NOT_EXIST, JOB_NOT_IN_STATE].includes((error as { code?: unknown })?.code as number))
+          return false;
+        throw error;
+      }
       return true;
+    },
+    async discard(eventId) {
+      if (producer !== undefined) {
+        await usable();
+        // Taken out of the failed set first, atomically: of a discard and a replay (or two discards) of one
+        // letter, only the first finds it there, so a replayed event is never removed.
+        if ((await producer.zrem(queue.keys.failed!, eventId)) !== 1) return false;
+        await queue.remove(eventId);
+        return true;
+      }
+      const job = (await queue.getJob(eventId)) as EventJob | undefined;
+      if (job === undefined || !(await job.isFailed())) return false;
+      // Without children: the Postgres backend's subtree removal counts a row a concurrent removal already took,
+      // so two discards of one letter would both answer true; the single-row path counts what it deleted.
+      return (await queue.remove(eventId, { removeChildren: false })) === 1;
     },
     close({ timeoutMs = 10_000 } = {}) {
       closing ??= shutDown(timeoutMs);

@@ -1,7 +1,6 @@
 // Express adapter: the raw bytes from `express.raw()` or the unread stream; a parsed body is refused loudly.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HandleInput, Receiver } from '../src/receiver.js';
-import { answerOf } from '../src/sync.js';
 import { answerNode, readNodeInput } from './node-io.js';
 
 const EXPRESS_FIX =
@@ -10,12 +9,13 @@ const EXPRESS_FIX =
 /**
  * Express middleware (typed on `node:http`, so any Express version fits). Use it as the route's handler.
  * @example
- * app.post('/webhooks/workforce', createExpressMiddleware(receiver));
+ * app.all('/webhooks/workforce', createExpressMiddleware(receiver));
  */
 export function createExpressMiddleware(
-  receiver: Pick<Receiver<unknown>, 'handle' | 'maxBodyBytes'>,
+  receiver: Pick<Receiver<unknown>, 'handle' | 'maxBodyBytes' | 'bodyTimeoutMs'>,
 ): (req: IncomingMessage & { body?: unknown }, res: ServerResponse) => Promise<void> {
-  const handle = answerOf(receiver);
+  const handle = (input: HandleInput) => receiver.handle(input);
+  const limits = { limit: receiver.maxBodyBytes, timeoutMs: receiver.bodyTimeoutMs };
   return (req, res) =>
     new Promise<void>((resolve, reject) => {
       const { body, method, headers } = req;
@@ -23,6 +23,6 @@ export function createExpressMiddleware(
       if (body instanceof Uint8Array) answer({ method, headers, body });
       else if (body !== undefined && body !== null)
         answer({ method, headers, bodyProblem: { kind: 'raw_body_unavailable', fix: EXPRESS_FIX } });
-      else readNodeInput(req, receiver.maxBodyBytes, EXPRESS_FIX, answer);
+      else readNodeInput(req, limits, EXPRESS_FIX, answer);
     });
 }

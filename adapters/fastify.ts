@@ -3,8 +3,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { HandleInput, Receiver } from '../src/receiver.js';
 import type { WebhookResponse } from '../src/responses.js';
-import { answerOf } from '../src/sync.js';
-import { type BodyFailure, declaredLength, readBody, refuseBeforeReading } from './node-io.js';
+import { type BodyFailure, declaredLength, readBody } from './node-io.js';
 
 /** Options of `createFastifyPlugin`. */
 export interface FastifyPluginOptions {
@@ -21,10 +20,10 @@ const FASTIFY_FIX =
  * await app.register(createFastifyPlugin(receiver, { path: '/webhooks/workforce' }));
  */
 export function createFastifyPlugin(
-  receiver: Pick<Receiver<unknown>, 'handle' | 'maxBodyBytes'>,
+  receiver: Pick<Receiver<unknown>, 'handle' | 'maxBodyBytes' | 'bodyTimeoutMs'>,
   { path = '/webhooks/workforce' }: FastifyPluginOptions = {},
 ): FastifyPluginAsync {
-  const handle = answerOf(receiver);
+  const handle = (input: HandleInput) => receiver.handle(input);
   const send = (reply: FastifyReply, response: WebhookResponse): void => {
     reply.code(response.status).headers(response.headers).send(response.body);
   };
@@ -37,20 +36,17 @@ export function createFastifyPlugin(
   };
   // Reads the bytes as they came, where `parseAs: 'buffer'` would copy every body once more. It reads the stream
   // Fastify hands it (after any preParsing hook), so the bytes are those the app's own hooks let through.
-  const limit = receiver.maxBodyBytes;
+  const { maxBodyBytes: limit, bodyTimeoutMs } = receiver;
   const parse = (
     request: FastifyRequest,
     payload: Readable,
     done: (error: Error | null, body?: Uint8Array) => void,
   ): void => {
-    const declared = declaredLength(request.headers);
-    const refused = refuseBeforeReading(payload, declared, limit);
-    if (refused !== undefined) done(new BodyRefused(refused));
     // A stream a preParsing hook made has a length of its own; the declared one is the request's.
-    else
-      readBody(payload, payload === request.raw ? declared : undefined, limit, (body) =>
-        typeof body === 'string' ? done(new BodyRefused(body)) : done(null, body),
-      );
+    const declared = payload === request.raw ? declaredLength(request.headers) : undefined;
+    readBody(payload, declared, limit, bodyTimeoutMs, (body) =>
+      typeof body === 'string' ? done(new BodyRefused(body)) : done(null, body),
+    );
   };
   // Registered without fastify-plugin on purpose: the parsers and the error handler below stay in this scope.
   return async (fastify) => {
@@ -91,7 +87,13 @@ class BodyRefused extends Error {
   readonly kind: BodyFailure;
 
   constructor(kind: BodyFailure) {
-    super(kind === 'too_large' ? 'the body is over maxBodyBytes' : 'the body could not be read as sent');
+    super(
+      kind === 'too_large'
+        ? 'the body is over maxBodyBytes'
+        : kind === 'timeout'
+          ? 'the body was not complete within bodyTimeoutMs'
+          : 'the body could not be read as sent',
+    );
     this.kind = kind;
   }
 }

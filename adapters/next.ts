@@ -47,7 +47,7 @@ export function createNextRouteHandler(
  * export default createNextApiHandler(receiver);
  */
 export function createNextApiHandler(
-  receiver: Pick<Receiver<unknown>, 'handle' | 'maxBodyBytes'>,
+  receiver: Pick<Receiver<unknown>, 'handle' | 'maxBodyBytes' | 'bodyTimeoutMs'>,
 ): (req: IncomingMessage & { body?: unknown }, res: ServerResponse) => Promise<void> {
   return async (req, res) => {
     const { method, headers } = req;
@@ -55,7 +55,7 @@ export function createNextApiHandler(
     const input =
       req.body !== undefined
         ? { method, headers, bodyProblem: { kind: 'raw_body_unavailable', fix: PAGES_FIX } as const }
-        : await readNodeRequest(req, receiver.maxBodyBytes, PAGES_FIX);
+        : await readNodeRequest(req, receiver.maxBodyBytes, PAGES_FIX, receiver.bodyTimeoutMs);
     const response = await receiver.handle(input);
     writeResponse(res, response);
     // `after()` is App Router only: the route's promise stays open until queued work ends, so the platform

@@ -2,6 +2,7 @@
 // the raw bytes of an IncomingMessage and writing the core's answer. Internal: not a subpath of the package.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
+import getRawBody from 'raw-body';
 import type { HandleInput } from '../src/receiver.js';
 import type { WebhookResponse } from '../src/responses.js';
 
@@ -31,27 +32,37 @@ export function answerNode(
 
 const DIGITS = /^\d{1,15}$/;
 
+/** How `readNodeInput` reads: the byte limit and the deadline for the whole body. */
+export interface NodeReadLimits {
+  /** Bytes; a larger body is refused (`maxBodyBytes`). */
+  readonly limit: number;
+  /** Milliseconds from the start of the read to its last byte (`bodyTimeoutMs`). */
+  readonly timeoutMs: number;
+}
+
 /**
- * `readNodeRequest` with a callback, called at once when there is nothing to read. The bytes are read as sent,
- * up to `limit`: a declared length over it is refused before reading, a body that grows past it is cut off, and
- * one chunk (the usual webhook) is handed over as is, never copied.
+ * `readNodeRequest` with a callback, called at once when there is nothing to read. The bytes are read as sent
+ * (raw-body), up to `limit` and within `timeoutMs`: a declared length over the limit is refused before reading, a
+ * body that grows past it is cut off, one that is not complete in time is refused as `timeout`.
  * @example
- * readNodeInput(req, receiver.maxBodyBytes, fix, (input) => answerNode(res, handle(input), done, failed));
+ * readNodeInput(req, { limit: receiver.maxBodyBytes, timeoutMs: receiver.bodyTimeoutMs }, fix, (input) => ...);
  */
 export function readNodeInput(
   req: IncomingMessage,
-  limit: number,
+  { limit, timeoutMs }: NodeReadLimits,
   fix: string,
   done: (input: HandleInput) => void,
 ): void {
   const { method, headers } = req;
-  const declared = declaredLength(headers);
-  const early = answerWithoutReading(req, declared, limit, fix);
-  if (early !== undefined) {
-    done(early);
+  if (method !== 'POST') {
+    done({ method, headers });
     return;
   }
-  readBody(req, declared, limit, (body) => {
+  if (req.readableEnded) {
+    done({ method, headers, bodyProblem: { kind: 'raw_body_unavailable', fix } });
+    return;
+  }
+  readBody(req, declaredLength(headers), limit, timeoutMs, (body) => {
     done(
       typeof body === 'string' ? { method, headers, bodyProblem: { kind: body } } : { method, headers, body },
     );
@@ -68,91 +79,45 @@ export function declaredLength(headers: IncomingHttpHeaders): number | undefined
   return length !== undefined && DIGITS.test(length) ? Number(length) : undefined;
 }
 
-/** Why a body could not be had: over the limit, or cut short, broken or decoded. */
-export type BodyFailure = 'too_large' | 'unreadable';
+/** Why a body could not be had: over the limit, cut short, broken or decoded, or not complete in time. */
+export type BodyFailure = 'too_large' | 'unreadable' | 'timeout';
 
 /**
- * Reads a body stream to its end, up to `limit` bytes, and calls `done` once: with the bytes (one chunk is handed
- * over as is, never copied), or with why not. Past the limit it stops reading; the answer closes the connection.
+ * Reads a body stream to its end with raw-body, up to `limit` bytes and within `timeoutMs`, and calls `done`
+ * once: with the bytes, or with why not. A declared length over the limit and a stream that decodes to text (its
+ * chunks would no longer be the bytes that were signed) are refused before a byte is read; past the limit or the
+ * deadline it stops reading, and the answer closes the connection.
  * @example
- * readBody(req, declaredLength(req.headers), limit, (body) => ...);
+ * readBody(req, declaredLength(req.headers), limit, 10_000, (body) => ...);
  */
 export function readBody(
   stream: Readable,
   declared: number | undefined,
   limit: number,
+  timeoutMs: number,
   done: (body: Uint8Array | BodyFailure) => void,
 ): void {
-  let first: Buffer | undefined;
-  let chunks: Buffer[] | undefined;
-  let received = 0;
   let finished = false;
   const finish = (body: Uint8Array | BodyFailure): void => {
     if (finished) return;
     finished = true;
-    if (typeof body === 'string') {
-      stream.removeListener('data', onData);
-      stream.pause();
-    }
+    clearTimeout(timer);
     done(body);
   };
-  const onData = (chunk: Buffer | string): void => {
-    // A string would be decoded text, no longer the bytes that were signed (a stream some hook set an encoding on).
-    if (typeof chunk === 'string') {
-      finish('unreadable');
-      return;
-    }
-    received += chunk.length;
-    if (received > limit) finish('too_large');
-    else if (first === undefined) first = chunk;
-    else if (chunks === undefined) chunks = [first, chunk];
-    else chunks.push(chunk);
-  };
-  const unreadable = (): void => finish('unreadable');
-  stream.on('data', onData);
-  stream.on('end', () => {
-    if (declared !== undefined && received !== declared) unreadable();
-    else finish(chunks !== undefined ? Buffer.concat(chunks, received) : (first ?? EMPTY));
+  // A client that declares more than it sends, or trickles, would hold the connection and its buffer until the
+  // server's own timeout (300 s in Node's defaults); the sender itself gives up after 10 s.
+  const timer = setTimeout(() => {
+    stream.pause();
+    finish('timeout');
+  }, timeoutMs);
+  getRawBody(stream, { length: declared ?? null, limit }, (error, body) => {
+    if (error === null || error === undefined) finish(body);
+    else finish((error as { type?: string }).type === 'entity.too.large' ? 'too_large' : 'unreadable');
   });
-  stream.on('error', unreadable);
-  // An aborted request closes without 'end'.
-  stream.on('close', unreadable);
-}
-
-const EMPTY = new Uint8Array(0);
-
-// The input when the body is not to be read: no POST, already consumed, declared too large, or decoded.
-function answerWithoutReading(
-  req: IncomingMessage,
-  declared: number | undefined,
-  limit: number,
-  fix: string,
-): HandleInput | undefined {
-  const { method, headers } = req;
-  if (method !== 'POST') return { method, headers };
-  if (req.readableEnded) return { method, headers, bodyProblem: { kind: 'raw_body_unavailable', fix } };
-  const refused = refuseBeforeReading(req, declared, limit);
-  return refused === undefined ? undefined : { method, headers, bodyProblem: { kind: refused } };
 }
 
 /**
- * Why a body is refused before a byte of it is read: a declared length over the limit, or a stream that decodes
- * to text (decoded chunks would no longer be the bytes that were signed); undefined to go on and read it.
- * @example
- * const refused = refuseBeforeReading(req, declaredLength(req.headers), limit);
- */
-export function refuseBeforeReading(
-  stream: Readable,
-  declared: number | undefined,
-  limit: number,
-): BodyFailure | undefined {
-  if (declared !== undefined && declared > limit) return 'too_large';
-  if (stream.readableEncoding !== null) return 'unreadable';
-  return undefined;
-}
-
-/**
- * Writes the core's answer. When the request was not read to its end (a refused oversized body), the
+ * Writes the core's answer. When the request was not read to its end (a refused oversized or late body), the
  * connection is closed after the answer instead of reading the rest.
  * @example
  * writeResponse(res, await receiver.handle(input));

@@ -1,7 +1,7 @@
-// node:http adapter: read the raw bytes (bounded, never copied when they come in one chunk), call the core, write its answer.
+// node:http adapter: read the raw bytes (bounded in size and time), call the core, write its answer.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { DEFAULT_BODY_TIMEOUT_MS } from '../src/body.js';
 import type { HandleInput, Receiver } from '../src/receiver.js';
-import { answerOf } from '../src/sync.js';
 import { answerNode, readNodeInput, writeResponse } from './node-io.js';
 
 const NODE_FIX =
@@ -13,25 +13,29 @@ const NODE_FIX =
  * http.createServer(createNodeHandler(receiver)).listen(3000);
  */
 export function createNodeHandler(
-  receiver: Pick<Receiver<unknown>, 'handle' | 'maxBodyBytes'>,
+  receiver: Pick<Receiver<unknown>, 'handle' | 'maxBodyBytes' | 'bodyTimeoutMs'>,
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
-  const handle = answerOf(receiver);
+  const handle = (input: HandleInput) => receiver.handle(input);
+  const limits = { limit: receiver.maxBodyBytes, timeoutMs: receiver.bodyTimeoutMs };
   return (req, res) =>
     new Promise<void>((resolve, reject) => {
-      readNodeInput(req, receiver.maxBodyBytes, NODE_FIX, (input) =>
-        answerNode(res, handle(input), resolve, reject),
-      );
+      readNodeInput(req, limits, NODE_FIX, (input) => answerNode(res, handle(input), resolve, reject));
     });
 }
 
 /**
  * Turns a Node request into the core's input: its raw bytes, or why they cannot be had. Never waits on a stream
- * that something else already consumed.
+ * that something else already consumed, nor longer than `timeoutMs` (default 10 000) for the whole body.
  * @example
  * await receiver.handle(await readNodeRequest(req, receiver.maxBodyBytes, 'mount before express.json()'));
  */
-export function readNodeRequest(req: IncomingMessage, limit: number, fix: string): Promise<HandleInput> {
-  return new Promise((resolve) => readNodeInput(req, limit, fix, resolve));
+export function readNodeRequest(
+  req: IncomingMessage,
+  limit: number,
+  fix: string,
+  timeoutMs: number = DEFAULT_BODY_TIMEOUT_MS,
+): Promise<HandleInput> {
+  return new Promise((resolve) => readNodeInput(req, { limit, timeoutMs }, fix, resolve));
 }
 
 export { writeResponse };

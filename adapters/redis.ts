@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { ConfigurationError } from '../src/errors.js';
 import { DEFAULT_DONE_TTL_MS, type DedupeStore } from '../src/store.js';
+import { createRedisOrdering } from './redis-ordering.js';
 
 /** Options of `createRedisStore`. */
 export interface RedisStoreOptions {
@@ -27,7 +28,11 @@ const DONE = 'done';
 const COMPLETE = `if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('SET', KEYS[1], '${DONE}', 'PX', ARGV[2]) return 1 end return 0`;
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end return 0`;
-const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end return 0`;
+// Renew also re-takes the owner's lease when it lapsed and nobody took the id (the key is gone): a handler that
+// held the event loop past its lease keeps its claim, instead of letting the next copy run beside it.
+const RENEW = `local held = redis.call('GET', KEYS[1])
+if held == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
+if not held then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end return 0`;
 
 // The client settings that decide what a command does while Redis is unreachable (a Cluster nests them).
 interface ClientSettings {
@@ -92,16 +97,28 @@ export function createRedisStore({
   const ms = (value: number, fallback: number): number =>
     Math.max(1, Math.ceil(Number.isFinite(value) && value > 0 ? value : fallback));
 
+  const { ordering, watermarkKey } = createRedisOrdering({ client, prefix });
+
   return {
-    async claim(id, lease) {
+    async claim(id, lease, orderingKey) {
       const token = crypto.randomUUID();
       // NX with GET (Redis 7.0+): sets when absent and returns nil, else returns what is there, atomically.
-      const previous = await client.call('SET', prefix + id, token, 'NX', 'PX', ms(lease, leaseMs), 'GET');
-      if (previous === null) return { status: 'claimed', token };
+      const claimed = client.call('SET', prefix + id, token, 'NX', 'PX', ms(lease, leaseMs), 'GET');
+      // Ordering on: the key's watermark is read in the same round trip (both written in one turn), and on a
+      // Cluster too (the two keys need not share a slot).
+      const watermark = orderingKey === undefined ? undefined : client.call('GET', watermarkKey(orderingKey));
+      const previous = await claimed;
+      if (previous === null) {
+        if (watermark === undefined) return { status: 'claimed', token };
+        const mark = await watermark;
+        return { status: 'claimed', token, watermark: mark === null ? undefined : String(mark) };
+      }
+      void watermark?.catch(() => {});
       return String(previous) === DONE ? { status: 'done' } : { status: 'in_progress' };
     },
     renew: (id, token, lease) => run(scripts.renew, prefix + id, token, ms(lease, leaseMs)),
     complete: (id, token, ttl) => run(scripts.complete, prefix + id, token, ms(ttl, doneTtlMs)),
     release: (id, token) => run(scripts.release, prefix + id, token),
+    ordering,
   };
 }

@@ -1,18 +1,52 @@
-// Reading a Web `Request` body as bytes, refusing to buffer past a limit.
+// Reading a Web `Request` body as bytes, refusing to buffer past a limit or to wait past a deadline.
 
-/** The body, or why it could not be had. */
-export type BodyResult = Uint8Array | 'too_large' | 'unreadable';
+/** The body, or why it could not be had: over the limit, broken, or not complete within the deadline. */
+export type BodyResult = Uint8Array | 'too_large' | 'unreadable' | 'timeout';
+
+/** Ten seconds: the sender's own answer time (spec "Limits"); a body still arriving then is of no use. */
+export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
 
 /**
- * Reads a request body up to `limit` bytes: a larger declared length is refused unread, and a body without one
- * is streamed and cancelled as soon as it passes the limit.
+ * Reads a request body up to `limit` bytes within `timeoutMs`: a larger declared length is refused unread, a body
+ * without one is streamed and cancelled as soon as it passes the limit, and one not complete in time is `timeout`.
  * @example
  * const body = await readRequestBody(request, 1024 * 1024);
  */
-export async function readRequestBody(request: Request, limit: number): Promise<BodyResult> {
+export async function readRequestBody(
+  request: Request,
+  limit: number,
+  timeoutMs: number = DEFAULT_BODY_TIMEOUT_MS,
+): Promise<BodyResult> {
   const declared = request.headers.get('content-length');
-  if (declared !== null) {
-    if (Number(declared) > limit) return 'too_large';
+  if (declared !== null && Number(declared) > limit) return 'too_large';
+  const reading: Reading = { reader: undefined };
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => {
+      // A streamed body stops being buffered; a body read in one go is left to the connection's close.
+      reading.reader?.cancel().catch(() => {});
+      resolve('timeout');
+    }, timeoutMs);
+  });
+  try {
+    return await Promise.race([read(request, declared !== null, limit, reading), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// The stream reader in use, for the deadline to cancel.
+interface Reading {
+  reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+}
+
+async function read(
+  request: Request,
+  declared: boolean,
+  limit: number,
+  reading: Reading,
+): Promise<BodyResult> {
+  if (declared) {
     // A declared length within the limit is held to by the HTTP layer, so read it in one go: on Node's fetch
     // servers that skips building a Web stream, which costs more than the rest of the delivery.
     try {
@@ -23,6 +57,7 @@ export async function readRequestBody(request: Request, limit: number): Promise<
   }
   if (request.body === null) return new Uint8Array(0);
   const reader = request.body.getReader();
+  reading.reader = reader;
   const chunks: Uint8Array[] = [];
   let total = 0;
   try {

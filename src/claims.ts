@@ -1,38 +1,48 @@
 // The receiver's side of the dedupe store: marking done, releasing and keeping leases, never rejecting.
+import { withDeadline } from './deadline.js';
+import { WebhookError } from './errors.js';
 import type { Logger } from './logger.js';
 import type { DedupeStore } from './store.js';
-import { type SyncStore, syncFace } from './sync.js';
 
 /** Claim bookkeeping after `store.claim`; every method logs its failures instead of rejecting. */
 export interface Claims {
-  /** Marks the id done for the dedupe window; undefined when that is already done (an in-process store). */
-  complete(id: string, token: string): Promise<void> | undefined;
-  /** Gives the claim up, so the sender's retry can take it; undefined when that is already done. */
-  release(id: string, token: string): Promise<void> | undefined;
-  /** Renews the lease every third of it until the returned function is called. */
-  keep(id: string, token: string): () => void;
+  /** Marks the id done for the dedupe window. */
+  complete(id: string, token: string): Promise<void>;
+  /** Gives the claim up, so the sender's retry can take it. */
+  release(id: string, token: string): Promise<void>;
+  /**
+   * Renews the lease every third of it until the returned function is called. A renewal that finds the claim
+   * taken by another delivery stops, logs at error level and calls `lost` with a `lease_lost` error.
+   */
+  keep(id: string, token: string, lost: (reason: WebhookError) => void): () => void;
 }
 
 /**
- * Wraps a store with the receiver's lease and done windows.
+ * Wraps a store with the receiver's lease and done windows and its deadline on every store call.
  * @example
- * const claims = createClaims({ store, logger, leaseMs: 30_000, doneTtlMs: DEFAULT_DONE_TTL_MS });
+ * const claims = createClaims({ store, logger, leaseMs: 30_000, doneTtlMs: DEFAULT_DONE_TTL_MS, timeoutMs: 2000 });
  */
 export function createClaims({
   store,
   logger,
   leaseMs,
   doneTtlMs,
+  timeoutMs,
 }: {
   readonly store: DedupeStore;
   readonly logger: Logger;
   readonly leaseMs: number;
   readonly doneTtlMs: number;
+  /** A store call not answered by then is given up on (and logged); it may still land later. */
+  readonly timeoutMs: number;
 }): Claims {
-  const sync = syncFace<SyncStore>(store);
   const expired = (held: boolean, id: string): void => {
+    // The handlers ran, but the id is not marked done: a redelivery of it would run them again.
     if (!held)
-      logger.warn({ eventId: id }, 'workforce-webhooks: the claim expired before the event was marked done');
+      logger.error(
+        { eventId: id },
+        'workforce-webhooks: the claim was gone when the event was marked done (its lease lapsed and another delivery took it, or it was released)',
+      );
   };
   const notMarked = (error: unknown, id: string): void => {
     logger.error({ eventId: id, err: error }, 'workforce-webhooks: could not mark an event done');
@@ -40,51 +50,50 @@ export function createClaims({
   const notReleased = (error: unknown, id: string): void => {
     logger.error({ eventId: id, err: error }, 'workforce-webhooks: could not release a claim');
   };
+  const call = <T>(run: () => T | PromiseLike<T>): Promise<T> =>
+    withDeadline(run, timeoutMs, 'store_unavailable');
 
   return {
     // A failure to mark an id done is logged and never changes an answer: the event was accepted or processed.
     complete(id, token) {
-      if (sync === undefined) {
-        return settle(() => store.complete(id, token, doneTtlMs)).then(
-          (held) => expired(held, id),
-          (error) => notMarked(error, id),
-        );
-      }
-      try {
-        expired(sync.complete(id, token, doneTtlMs), id);
-      } catch (error) {
-        notMarked(error, id);
-      }
-      return undefined;
+      return call(() => store.complete(id, token, doneTtlMs)).then(
+        (held) => expired(held, id),
+        (error) => notMarked(error, id),
+      );
     },
     release(id, token) {
-      if (sync === undefined) {
-        return settle(() => store.release(id, token)).then(
-          () => {},
-          (error) => notReleased(error, id),
-        );
-      }
-      try {
-        sync.release(id, token);
-      } catch (error) {
-        notReleased(error, id);
-      }
-      return undefined;
+      return call(() => store.release(id, token)).then(
+        () => {},
+        (error) => notReleased(error, id),
+      );
     },
-    keep(id, token) {
+    keep(id, token, lost) {
+      let stopped = false;
       const timer = setInterval(() => {
-        store
-          .renew(id, token, leaseMs)
-          .catch((error) =>
-            logger.warn({ eventId: id, err: error }, 'workforce-webhooks: lease renewal failed'),
-          );
+        call(() => store.renew(id, token, leaseMs)).then(
+          (held) => {
+            if (held || stopped) return;
+            stop();
+            logger.error(
+              { eventId: id },
+              'workforce-webhooks: the lease was lost to another delivery while handlers ran; their signal is aborted',
+            );
+            lost(
+              new WebhookError(
+                'lease_lost',
+                'the claim on this event was taken by another delivery (its lease lapsed); stop and leave the event to it',
+              ),
+            );
+          },
+          // A store that cannot be reached is tried again at the next renewal: the lease may still hold.
+          (error) => logger.warn({ eventId: id, err: error }, 'workforce-webhooks: lease renewal failed'),
+        );
       }, leaseMs / 3);
-      return () => clearInterval(timer);
+      const stop = (): void => {
+        stopped = true;
+        clearInterval(timer);
+      };
+      return stop;
     },
   };
-}
-
-// A store of the user's may throw instead of rejecting, or answer with any thenable: both become a promise.
-function settle<T>(call: () => T | PromiseLike<T>): Promise<T> {
-  return new Promise<T>((resolve) => resolve(call()));
 }

@@ -11,6 +11,10 @@ const decoder = new TextDecoder();
 const RFC3339 =
   /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,9})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/;
 
+// The shapes of the spec's event types and versions: text in them can be logged without quoting a body.
+const TYPE_SHAPE = /^[a-z][a-z0-9_]{0,39}(\.[a-z][a-z0-9_]{0,39}){1,4}$/;
+const API_VERSION_SHAPE = /^\d{4}-\d{2}-\d{2}$/;
+
 /** The `apiVersion` this package was written against. */
 export const CURRENT_API_VERSION = '2026-10-15';
 
@@ -26,7 +30,9 @@ export function parseEvent(body: Uint8Array, headers?: HeadersInput): WorkforceE
   try {
     value = JSON.parse(decoder.decode(body));
   } catch (error) {
-    throw new InvalidPayloadError('the body is not JSON', { cause: error });
+    // Not `{ cause: error }`: JSON.parse's message quotes the body (`Unexpected token 's', "ssn=123-45"...`), and
+    // an error goes to logs. Its class and position say what went wrong without a byte of the body.
+    throw new InvalidPayloadError(`the body is not JSON (${jsonErrorShape(error)})`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     fail('the body is not a JSON object');
@@ -52,6 +58,35 @@ export function parseEvent(body: Uint8Array, headers?: HeadersInput): WorkforceE
       fail('Svc-Event-Type does not equal the body type');
   }
   return event as unknown as WorkforceEvent;
+}
+
+// `SyntaxError at position 7`, from V8's messages (`... in JSON at position 7`); other engines may give no position.
+function jsonErrorShape(error: unknown): string {
+  const name = error instanceof Error ? error.name : typeof error;
+  const position = error instanceof Error ? / at position (\d+)/.exec(error.message)?.[1] : undefined;
+  return position === undefined ? name : `${name} at position ${position}`;
+}
+
+/**
+ * What of an event a log line may carry: its id (a checked uuid) and its type when it has the spec's shape
+ * (`leave.approved`); any other text of a body never reaches a log.
+ * @example
+ * logger.debug(eventLogFields(event), 'workforce-webhooks: no handler for this type, ignored');
+ */
+export function eventLogFields(event: Pick<WorkforceEvent, 'id' | 'type'>): {
+  readonly eventId: string;
+  readonly type?: string;
+} {
+  return TYPE_SHAPE.test(event.type) ? { eventId: event.id, type: event.type } : { eventId: event.id };
+}
+
+/**
+ * The `apiVersion` as a log line may carry it: only a date (`2026-10-15`, the spec's shape), else undefined.
+ * @example
+ * warnOnce(`api_version:${v}`, { apiVersion: loggableApiVersion(v) }, 'unknown apiVersion, accepted');
+ */
+export function loggableApiVersion(apiVersion: string): string | undefined {
+  return API_VERSION_SHAPE.test(apiVersion) ? apiVersion : undefined;
 }
 
 function fail(reason: string): never {

@@ -10,8 +10,11 @@ export type WebhookErrorCode =
   | 'shutting_down'
   | 'handler_failed'
   | 'handler_timeout'
+  | 'lease_lost'
   | 'raw_body_unavailable'
+  | 'not_configured'
   | 'payload_too_large'
+  | 'body_timeout'
   | 'invalid_options';
 
 /** Why a delivery's signature was refused (spec "Signature"). */

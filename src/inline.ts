@@ -1,6 +1,7 @@
 // Inline mode: run the handlers before answering, or answer 202 at the deadline and let the queue own the rest.
 import { type Attempt, startAttempt } from './attempt.js';
 import type { Claims } from './claims.js';
+import { WebhookError } from './errors.js';
 import type { DeadLetter, JobProcessor, QueuedEvent } from './queue.js';
 import { HandlerFailure } from './queue.js';
 import { answers, type WebhookResponse, withBackground } from './responses.js';
@@ -14,11 +15,18 @@ export interface InlineRunnerOptions {
   /** Queues a run that failed after its 202, with the handlers that succeeded; resolves with the queue's answer. */
   readonly handOver: (job: QueuedEvent, token: string) => WebhookResponse | Promise<WebhookResponse>;
   readonly deadLetter: (letter: DeadLetter) => Promise<void>;
+  /** The run failed and the event will be tried again: by the sender (500), or by the queue it was handed to. */
+  readonly onRetry?: (job: QueuedEvent, attempt: number) => void;
 }
 
 /** Runs claimed events inline, and tracks the runs so `close` can wait for them. */
 export interface InlineRunner {
   run(job: QueuedEvent, token: string): Promise<WebhookResponse>;
+  /**
+   * True while this process runs the event: a copy is then answered 409 without asking the store. A handler that
+   * held the event loop past its lease gets its renewal in before a store that forgot the claim can give it out.
+   */
+  running(eventId: string): boolean;
   /** Waits up to `timeoutMs` for runs in flight, then aborts what is left with `reason`. */
   close(timeoutMs: number, reason: unknown): Promise<void>;
 }
@@ -26,6 +34,8 @@ export interface InlineRunner {
 type Outcome = { readonly ok: true } | { readonly ok: false; readonly error: unknown };
 const OK: Outcome = { ok: true };
 const DEADLINE = Symbol('deadline');
+const HAND_OVER_RETRIES_MS = [1000, 2000, 4000, 8000, 16_000];
+const isLeaseLost = (error: unknown): boolean => error instanceof WebhookError && error.code === 'lease_lost';
 
 /**
  * The inline runner: 200 when the handlers succeed, 500 when one fails (the sender retries), 202 past
@@ -34,15 +44,18 @@ const DEADLINE = Symbol('deadline');
  * const inline = createInlineRunner({ process, claims, ackDeadlineMs: 8000, handlerTimeoutMs: 30_000, handOver, deadLetter });
  */
 export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
-  const { process, claims, ackDeadlineMs, handlerTimeoutMs, handOver, deadLetter } = options;
-  const runs = new Set<{ readonly attempt: Attempt; readonly outcome: Promise<Outcome> }>();
+  const { process, claims, ackDeadlineMs, handlerTimeoutMs, handOver, deadLetter, onRetry } = options;
+  const runs = new Map<string, { readonly attempt: Attempt; readonly outcome: Promise<Outcome> }>();
 
   const finishLate = async (job: QueuedEvent, token: string, outcome: Outcome): Promise<void> => {
     if (outcome.ok) return claims.complete(job.event.id, token);
+    // Another delivery owns the event now (logged when the lease was found taken): handing it over would run it twice.
+    if (isLeaseLost(outcome.error)) return;
     const completed = outcome.error instanceof HandlerFailure ? outcome.error.completed : [];
-    const handedOver = await handOver({ ...job, attemptsMade: 1, completed }, token);
-    // The sender already has its 202: an event the queue cannot take is announced, never dropped silently.
-    if (handedOver.status !== 202) {
+    const handedOver = await handOverUntilTaken({ ...job, attemptsMade: 1, completed }, token);
+    // The sender already has its 202: an event no queue would take is announced, never dropped silently.
+    if (handedOver.status === 202) onRetry?.(job, 1);
+    else {
       await deadLetter({
         event: job.event,
         deliveryId: job.deliveryId,
@@ -53,20 +66,34 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
     }
   };
 
+  // A queue takes an event already answered 2xx even when full (the receiver's queues do); a queue that still
+  // refuses, or cannot be reached, is asked again a few times before the event is given up as a dead letter.
+  const handOverUntilTaken = async (job: QueuedEvent, token: string): Promise<WebhookResponse> => {
+    let answer = await handOver(job, token);
+    for (const ms of HAND_OVER_RETRIES_MS) {
+      if (answer.status === 202 || closed) break;
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      answer = await handOver(job, token);
+    }
+    return answer;
+  };
+  let closed = false;
+
   return {
     async run(job, token) {
       const id = job.event.id;
       const attempt = startAttempt(process, job, { attempt: 1, timeoutMs: handlerTimeoutMs });
-      const stopRenewing = claims.keep(id, token);
+      // A lease found taken by another delivery aborts the handlers' signal: they stop, and nothing is handed on.
+      const stopRenewing = claims.keep(id, token, (reason) => attempt.abort(reason));
       const outcome = attempt.done.then(
         () => OK,
         (error: unknown): Outcome => ({ ok: false, error }),
       );
       const entry = { attempt, outcome };
-      runs.add(entry);
+      runs.set(id, entry);
       void outcome.then(() => {
         stopRenewing();
-        runs.delete(entry);
+        runs.delete(id);
       });
       let timer: ReturnType<typeof setTimeout> | undefined;
       const deadline = new Promise<typeof DEADLINE>((resolve) => {
@@ -85,10 +112,13 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
         return answers.processed;
       }
       await claims.release(id, token);
+      onRetry?.(job, 1);
       return answers.handlerFailed;
     },
+    running: (eventId) => runs.has(eventId),
     async close(timeoutMs, reason) {
-      const left = [...runs];
+      closed = true;
+      const left = [...runs.values()];
       let timer: ReturnType<typeof setTimeout> | undefined;
       const expired = new Promise<void>((resolve) => {
         timer = setTimeout(resolve, timeoutMs);

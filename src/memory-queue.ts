@@ -7,24 +7,31 @@ import {
   startAttempt,
   Watchdog,
 } from './attempt.js';
+import { DeadLetterList } from './dead-letter-list.js';
 import { ConfigurationError, WebhookError } from './errors.js';
+import { OrderingWait } from './ordering-wait.js';
 import {
   type Backoff,
   type DeadLetter,
+  type DeadLetterPage,
+  type DeadLetterQuery,
   type EnqueueResult,
   type EventQueue,
   exponentialBackoff,
   HandlerFailure,
+  type QueueCounts,
   type QueuedEvent,
   type QueueHooks,
 } from './queue.js';
-import { type SyncHooks, type SyncQueue, syncFace, withSyncFace } from './sync.js';
 
 /** Options of `createMemoryQueue`. */
 export interface MemoryQueueOptions {
   /** Jobs run at once. Default 10. */
   readonly concurrency?: number;
-  /** Jobs held (waiting, retrying and running) before deliveries get 503 `queue_full`. Default 10 000. */
+  /**
+   * Jobs held (waiting, retrying and running) before deliveries get 503 `queue_full`. Default 10 000. An inline
+   * run handed over after its 202 is taken past it: the sender will not send that event again.
+   */
   readonly maxQueued?: number;
   /** Attempts per event before it becomes a dead letter. Default 5. */
   readonly attempts?: number;
@@ -127,7 +134,6 @@ class MemoryQueue implements EventQueue {
   readonly #maxQueued: number;
   readonly #attempts: number;
   readonly #backoff: Backoff;
-  readonly #maxDeadLetters: number;
   readonly #owner: JobOwner;
   #hooks: QueueHooks | undefined;
   #ready: Job[] = [];
@@ -137,9 +143,10 @@ class MemoryQueue implements EventQueue {
   // that return at once never touch the set.
   #running = 0;
   readonly #active = new Set<Job>();
-  readonly #dead = new Map<string, DeadLetter>();
+  readonly #dead: DeadLetterList;
   #process: AttemptProcessor | undefined;
   #closed = false;
+  #closing: Promise<void> | undefined;
   #abandoning = false;
   #pumping = false;
   #scheduled = false;
@@ -177,8 +184,7 @@ class MemoryQueue implements EventQueue {
       watchdog: new Watchdog(handlerTimeoutMs),
       ended: (job, failure) => this.#ended(job, failure),
     };
-    this.#maxDeadLetters = maxDeadLetters;
-    withSyncFace<EventQueue, SyncQueue>(this, { enqueue: (data) => this.#enqueueNow(data) });
+    this.#dead = new DeadLetterList(maxDeadLetters);
   }
 
   get #size(): number {
@@ -189,7 +195,7 @@ class MemoryQueue implements EventQueue {
     if (this.#hooks !== undefined)
       throw new ConfigurationError('a queue serves one receiver; create one per receiver');
     this.#hooks = hooks;
-    this.#process = syncFace<SyncHooks>(hooks)?.process ?? hooks.process;
+    this.#process = hooks.process;
   }
 
   enqueue(data: QueuedEvent): Promise<EnqueueResult> {
@@ -203,7 +209,10 @@ class MemoryQueue implements EventQueue {
   #enqueueNow(data: QueuedEvent): EnqueueResult {
     if (this.#closed) throw new WebhookError('shutting_down', 'the queue is closed');
     if (this.#hooks === undefined) throw new ConfigurationError('the queue was not started by a receiver');
-    if (this.#size >= this.#maxQueued) return FULL;
+    // An event with attempts made was already answered 2xx (an inline run handed over): the sender will not
+    // retry it, so it is taken past maxQueued, which only holds back new deliveries.
+    if (this.#size >= this.#maxQueued && !(data.attemptsMade !== undefined && data.attemptsMade > 0))
+      return FULL;
     const job = new Job(data, this.#owner);
     this.#ready.push(job);
     this.#schedule();
@@ -219,20 +228,36 @@ class MemoryQueue implements EventQueue {
     nextTurn(this.#onTurn);
   }
 
-  async deadLetters(): Promise<readonly DeadLetter[]> {
-    return [...this.#dead.values()];
+  async counts(): Promise<QueueCounts> {
+    return { depth: this.#size, deadLetters: this.#dead.size };
+  }
+
+  async deadLetters(query?: DeadLetterQuery): Promise<DeadLetterPage> {
+    return this.#dead.page(query);
+  }
+
+  async discard(eventId: string): Promise<boolean> {
+    return this.#dead.take(eventId) !== undefined;
   }
 
   async replay(eventId: string): Promise<boolean> {
+    // Read, enqueue and take out in one synchronous step: of concurrent replays of one id, only the first finds
+    // the letter, so the event runs once. A full or closed queue leaves the letter where it was.
     const letter = this.#dead.get(eventId);
     if (letter === undefined) return false;
-    const result = await this.enqueue({ event: letter.event, deliveryId: letter.deliveryId });
+    const result = this.#enqueueNow({ event: letter.event, deliveryId: letter.deliveryId });
     if (result.status === 'full') throw new WebhookError('queue_full', 'the queue is full; replay later');
-    this.#dead.delete(eventId);
+    this.#dead.take(eventId);
     return true;
   }
 
-  async close({ timeoutMs = 10_000 }: { readonly timeoutMs?: number } = {}): Promise<void> {
+  // Every call answers with the one drain: a second close resolves with the first, never after its own timeout.
+  close({ timeoutMs = 10_000 }: { readonly timeoutMs?: number } = {}): Promise<void> {
+    this.#closing ??= this.#drain(timeoutMs);
+    return this.#closing;
+  }
+
+  async #drain(timeoutMs: number): Promise<void> {
     this.#closed = true;
     if (this.#size === 0) return;
     const idle = new Promise<void>((resolve) => {
@@ -302,11 +327,16 @@ class MemoryQueue implements EventQueue {
       return;
     }
     const { error } = failure;
+    if (error instanceof OrderingWait && !this.#abandoning) {
+      this.#wait(job, error.ready);
+      return;
+    }
     if (error instanceof HandlerFailure) job.completed = error.completed;
     if (job.attempt >= this.#attempts || this.#abandoning) {
       void this.#bury(job, error).then(() => this.#next());
       return;
     }
+    this.#hooks!.onRetry?.(job.data, job.attempt);
     job.attempt++;
     this.#delayed.add(job);
     job.timer = setTimeout(
@@ -317,6 +347,18 @@ class MemoryQueue implements EventQueue {
       },
       this.#delay(job.attempt - 1),
     );
+    this.#next();
+  }
+
+  // The job's ordering key is held by another event: it waits, out of the running slots and as the same attempt,
+  // until the key is given up (or its holder's lease passes), then queues again.
+  #wait(job: Job, ready: Promise<void>): void {
+    this.#delayed.add(job);
+    void ready.then(() => {
+      if (!this.#delayed.delete(job)) return;
+      this.#ready.push(job);
+      this.#pump();
+    });
     this.#next();
   }
 
@@ -348,15 +390,13 @@ class MemoryQueue implements EventQueue {
       error,
       failedAt: Date.now(),
     };
-    if (this.#dead.size >= this.#maxDeadLetters) {
-      const oldest = this.#dead.keys().next().value as string;
-      this.#dead.delete(oldest);
+    const dropped = this.#dead.add(letter);
+    if (dropped !== undefined) {
       this.#hooks!.logger.error(
-        { eventId: oldest },
+        { eventId: dropped },
         'workforce-webhooks: dead letter dropped (maxDeadLetters reached)',
       );
     }
-    this.#dead.set(letter.event.id, letter);
     await this.#hooks!.onDeadLetter(letter);
     job.end();
   }

@@ -1,6 +1,15 @@
 // The queue interface the receiver hands accepted events to, and the shared shapes of jobs and dead letters.
+import type { DeadLetter, DeadLetterPage, DeadLetterQuery } from './dead-letters.js';
 import type { Logger } from './logger.js';
 import type { WorkforceEvent } from './types.js';
+
+export type {
+  DeadLetter,
+  DeadLetterFilter,
+  DeadLetterPage,
+  DeadLetterQuery,
+  DeadLetterTime,
+} from './dead-letters.js';
 
 /** An accepted event waiting to be processed. Plain data, so durable queues can store it. */
 export interface QueuedEvent {
@@ -10,6 +19,17 @@ export interface QueuedEvent {
   readonly attemptsMade?: number;
   /** Indexes of handlers that already succeeded for this event; they are not run again. */
   readonly completed?: readonly number[];
+  /** With `createReceiver({ telemetry })`: the accepting delivery's trace link, for the attempts to link back. */
+  readonly trace?: TraceLink;
+}
+
+/** What travels with a job to its attempts, on any instance (plain strings, e.g. a W3C `traceparent`). */
+export type TraceLink = Readonly<Record<string, string>>;
+
+/** Counts a queue can give cheaply: jobs held (waiting, retrying, running) and dead letters kept. */
+export interface QueueCounts {
+  readonly depth: number;
+  readonly deadLetters: number;
 }
 
 /** What the queue gives the processor for one attempt. */
@@ -18,6 +38,10 @@ export interface AttemptContext {
   readonly attempt: number;
   /** Aborted on the attempt's timeout or on shutdown. */
   readonly signal: AbortSignal;
+  /** With `createReceiver({ ordering })`: the event's record key, when it has one. */
+  readonly orderingKey?: string;
+  /** With `ordering.stale: 'run'`: the event is older than the newest handled one of its key. */
+  readonly stale?: boolean;
 }
 
 /**
@@ -26,21 +50,12 @@ export interface AttemptContext {
  */
 export type JobProcessor = (job: QueuedEvent, ctx: AttemptContext) => Promise<void>;
 
-/** An event whose handlers failed every attempt; kept for `receiver.deadLetters()` and `replay()`. */
-export interface DeadLetter {
-  readonly event: WorkforceEvent;
-  readonly deliveryId: string | undefined;
-  readonly attempts: number;
-  /** The last failure. */
-  readonly error: unknown;
-  /** Milliseconds since the epoch. */
-  readonly failedAt: number;
-}
-
 /** What `createReceiver` gives its queue in `start`. */
 export interface QueueHooks {
   readonly process: JobProcessor;
   readonly onDeadLetter: (letter: DeadLetter) => Promise<void>;
+  /** Attempt `attempt` of `job` failed and the queue will try it again (telemetry). */
+  readonly onRetry?: (job: QueuedEvent, attempt: number) => void;
   readonly logger: Logger;
 }
 
@@ -58,11 +73,25 @@ export type EnqueueResult =
 export interface EventQueue {
   /** Called once by `createReceiver`; from then on jobs run through `hooks.process`. */
   start(hooks: QueueHooks): void;
-  /** Holds the job; rejects when the backend cannot be reached. */
+  /**
+   * Holds the job; rejects when the backend cannot be reached. A job with `attemptsMade` was already answered
+   * 2xx (an inline run handed over): take it even when full, since the sender will not send it again.
+   */
   enqueue(job: QueuedEvent): Promise<EnqueueResult>;
-  deadLetters(): Promise<readonly DeadLetter[]>;
-  /** Queues a dead letter's event again, from its first attempt; false when there is no such dead letter. */
+  /**
+   * One page of the dead letters that match the query's filter, newest first (`limit` default 100, at most
+   * 1 000); every one stays kept.
+   */
+  deadLetters(query?: DeadLetterQuery): Promise<DeadLetterPage>;
+  /**
+   * Queues a dead letter's event again, from its first attempt; false when there is no such dead letter. Of
+   * concurrent replays of one id, exactly one answers true and runs it.
+   */
   replay(eventId: string): Promise<boolean>;
+  /** Drops a dead letter for good; false when there is no such dead letter (or a replay took it first). */
+  discard(eventId: string): Promise<boolean>;
+  /** Jobs held (waiting, retrying, running) and dead letters kept, for telemetry's gauges; cheap to call. */
+  counts?(): Promise<QueueCounts>;
   /** Stops taking jobs and drains; what is left at `timeoutMs` becomes dead letters (memory) or stays stored (durable). */
   close(options?: { readonly timeoutMs?: number }): Promise<void>;
 }

@@ -77,12 +77,15 @@ export const answers: {
   readonly duplicate: WebhookResponse;
   readonly inProgress: WebhookResponse;
   readonly ignored: WebhookResponse;
+  readonly stale: WebhookResponse;
   readonly badRequest: Readonly<Record<BadRequestReason, WebhookResponse>>;
   readonly payloadTooLarge: WebhookResponse;
+  readonly bodyTimeout: WebhookResponse;
   readonly methodNotAllowed: WebhookResponse;
   readonly unavailable: Readonly<Record<UnavailableReason, WebhookResponse>>;
   readonly handlerFailed: WebhookResponse;
   readonly rawBodyUnavailable: WebhookResponse;
+  readonly notConfigured: WebhookResponse;
   readonly internalError: WebhookResponse;
 } = Object.freeze({
   accepted: answer(202, { received: true }),
@@ -90,12 +93,18 @@ export const answers: {
   duplicate: answer(200, { received: true, duplicate: true }),
   inProgress: answer(409, { error: 'in_progress' }, RETRY_HEADERS),
   ignored: answer(200, { received: true, ignored: true }),
+  // Ordering on: a newer event of the same record was already handled (spec rule 4).
+  stale: answer(200, { received: true, stale: true }),
   badRequest,
   payloadTooLarge: answer(413, { error: 'payload_too_large' }),
+  // The rest of a late body is not waited for: the connection is closed after the answer.
+  bodyTimeout: answer(408, { error: 'body_timeout' }, { ...JSON_HEADERS, connection: 'close' }),
   methodNotAllowed: answer(405, { error: 'method_not_allowed' }, { ...JSON_HEADERS, allow: 'POST' }),
   unavailable,
   handlerFailed: answer(500, { error: 'handler_failed' }),
   rawBodyUnavailable: answer(500, { error: 'raw_body_unavailable' }),
+  // No secret yet (a build without it, an unset variable): the sender retries a 500 until it is set.
+  notConfigured: answer(500, { error: 'not_configured' }),
   // Not in the table: a bug of ours. The sender retries a 500, so nothing is lost while it is fixed.
   internalError: answer(500, { error: 'internal_error' }),
 });

@@ -15,41 +15,61 @@ export interface ParsedSignature {
   readonly signatures: readonly string[];
 }
 
+// A real header is about 80 bytes plus 68 per rotated signature; anything far past that is refused before any
+// work on its items (spec "Signature"; header limits on Bun, Deno and Workers are the runtime's, not ours).
+const MAX_HEADER_LENGTH = 4096;
+const MAX_V1 = 16;
+const COMMA = 44;
+const EQUALS = 61;
+
 /**
- * Splits `t=<unix seconds>,v1=<hex>[,v1=<hex>...]`; throws `WebhookVerificationError` when it cannot be used.
+ * Splits `t=<unix seconds>,v1=<hex>[,v1=<hex>...]`; throws `WebhookVerificationError` when it cannot be used,
+ * including a header over 4 KiB or with more than 16 `v1` items.
  * @example
  * parseSignatureHeader('t=1700000000,v1=5f2b...') // { timestamp: '1700000000', signatures: ['5f2b...'] }
  */
 export function parseSignatureHeader(header: string | null | undefined): ParsedSignature {
-  if (header === undefined || header === null || header.trim() === '') {
+  if (header === undefined || header === null) {
+    throw new WebhookVerificationError('missing_signature', 'the Svc-Signature header is missing');
+  }
+  if (header.length > MAX_HEADER_LENGTH) return malformed(`longer than ${MAX_HEADER_LENGTH} characters`);
+  if (header.trim() === '') {
     throw new WebhookVerificationError('missing_signature', 'the Svc-Signature header is missing');
   }
   let timestamp: string | undefined;
   const signatures: string[] = [];
-  let sawV1 = false;
-  // One pass over the header, slicing only names and values (no array of items, no trim unless needed).
-  for (let start = 0; start <= header.length; ) {
-    let end = header.indexOf(',', start);
-    if (end === -1) end = header.length;
-    const eq = header.indexOf('=', start);
-    if (eq !== -1 && eq < end) {
+  let v1Count = 0;
+  // One pass over the characters: each item's first `=` is noted on the way to its comma, so no character is
+  // read twice (an `indexOf('=')` per item scanned to the end of the header: quadratic on many commas).
+  let start = 0;
+  let eq = -1;
+  const { length } = header;
+  for (let i = 0; i <= length; i++) {
+    const c = i === length ? COMMA : header.charCodeAt(i);
+    if (c === EQUALS) {
+      if (eq === -1) eq = i;
+      continue;
+    }
+    if (c !== COMMA) continue;
+    if (eq !== -1) {
       const name = part(header, start, eq);
       if (name === 't') {
-        const value = part(header, eq + 1, end);
+        const value = part(header, eq + 1, i);
         if (timestamp !== undefined || !TIMESTAMP.test(value))
           return malformed('t must appear once, as 1-12 digits');
         timestamp = value;
       } else if (name === 'v1') {
-        sawV1 = true;
-        const value = part(header, eq + 1, end);
+        if (++v1Count > MAX_V1) return malformed(`more than ${MAX_V1} v1 signatures`);
+        const value = part(header, eq + 1, i);
         // A v1 of the wrong shape can never match; keep the others (rotation sends several).
         if (isHexDigits(value, 64)) signatures.push(value);
       }
     }
-    start = end + 1;
+    start = i + 1;
+    eq = -1;
   }
   if (timestamp === undefined) return malformed('t is missing');
-  if (!sawV1) return malformed('no v1 signature');
+  if (v1Count === 0) return malformed('no v1 signature');
   return { timestamp, signatures };
 }
 

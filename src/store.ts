@@ -1,11 +1,17 @@
-// The dedupe store (spec rule 3): an atomic claim per event id, and the in-process store on a packed table.
+// The dedupe store (spec rule 3): an atomic claim per event id, and the in-process store on lru-cache.
+import { LRUCache } from 'lru-cache';
 import { ConfigurationError } from './errors.js';
-import { IdTable, MAX_SLOTS } from './id-table.js';
-import { type SyncStore, withSyncFace } from './sync.js';
+import { createMemoryOrdering, type OrderingStore } from './ordering-store.js';
+import type { EventTransaction } from './transaction.js';
 
 /** What `claim` found: the caller now owns the id (with a token), someone else is on it, or it is done. */
 export type ClaimResult =
-  | { readonly status: 'claimed'; readonly token: string }
+  | {
+      readonly status: 'claimed';
+      readonly token: string;
+      /** With an ordering key given to `claim`: the key's watermark, read in the same step. */
+      readonly watermark?: string | undefined;
+    }
   | { readonly status: 'in_progress' }
   | { readonly status: 'done' };
 
@@ -17,14 +23,27 @@ export type ClaimResult =
  * if (claim.status === 'claimed') await store.complete(event.id, claim.token, 72 * 3600_000);
  */
 export interface DedupeStore {
-  /** Claims `id` for `leaseMs` unless it is done or claimed by a live lease. */
-  claim(id: string, leaseMs: number): Promise<ClaimResult>;
-  /** Extends a live claim; false when the claim was lost (expired and taken, or released). */
+  /**
+   * Claims `id` for `leaseMs` unless it is done or claimed by a live lease; with `orderingKey`, a claim also
+   * reads that key's watermark (ordering on: no extra round trip before the answer).
+   */
+  claim(id: string, leaseMs: number, orderingKey?: string): Promise<ClaimResult>;
+  /**
+   * Extends the claim `token` holds, also once its lease has passed if nobody took the id meanwhile; false when
+   * the claim was lost (taken over, released or done).
+   */
   renew(id: string, token: string, leaseMs: number): Promise<boolean>;
   /** Marks `id` done for `ttlMs`; false when `token` no longer owns the claim. */
   complete(id: string, token: string, ttlMs: number): Promise<boolean>;
   /** Gives the claim up so a later delivery can take it; false when `token` no longer owns it. */
   release(id: string, token: string): Promise<boolean>;
+  /**
+   * Optional: opens an attempt's database transaction for `ctx.transaction()`, whose commit carries the event's
+   * done mark; `'committed'` when an earlier attempt's transaction already committed it.
+   */
+  begin?(eventId: string): Promise<EventTransaction | 'committed'>;
+  /** The per-key lease and watermark of `createReceiver({ ordering })` (spec rule 4). */
+  readonly ordering?: OrderingStore;
 }
 
 /** Three days: longer than the sender's two days of retries (spec "Limits"). */
@@ -32,26 +51,22 @@ export const DEFAULT_DONE_TTL_MS: number = 72 * 60 * 60 * 1000;
 
 /** Options of `createMemoryStore`. */
 export interface MemoryStoreOptions {
-  /** Ids remembered: those of the last `max` claims (at most 2^24), about 50 bytes each. Default 100 000. */
+  /** Ids remembered: those of the last `max` claims (at most 2^24). Default 100 000. */
   readonly max?: number;
   /** The clock (ms), like `Date.now`; leases and done TTLs follow it. */
   readonly now?: () => number;
 }
 
+// The most ids one Map holds (V8's limit, where lru-cache keeps its index).
+const MAX_IDS = 2 ** 24;
 const DONE_CLAIM: ClaimResult = Object.freeze({ status: 'done' });
 const IN_PROGRESS_CLAIM: ClaimResult = Object.freeze({ status: 'in_progress' });
-const MAX_TOKEN = 2 ** 31 - 1;
 
-// A token as the store wrote it (`String` of a number from 1 to MAX_TOKEN), or 0 for any other string.
-function tokenNumber(token: string): number {
-  const { length } = token;
-  if (length === 0 || length > 10 || token.charCodeAt(0) === 48) return 0;
-  for (let i = 0; i < length; i++) {
-    const c = token.charCodeAt(i);
-    if (c < 48 || c > 57) return 0;
-  }
-  const value = Number(token);
-  return value <= MAX_TOKEN ? value : 0;
+// What the store keeps per id: the token that owns the claim (undefined once done) and when the lease or done
+// mark ends (ms, inclusive). Changed in place, so that completing or renewing never moves the id in the order.
+interface Entry {
+  token: string | undefined;
+  expires: number;
 }
 
 /**
@@ -62,60 +77,54 @@ function tokenNumber(token: string): number {
  */
 export function createMemoryStore({ max = 100_000, now = Date.now }: MemoryStoreOptions = {}): DedupeStore {
   if (!Number.isInteger(max) || max < 1) throw new ConfigurationError('store max must be a positive integer');
-  if (max > MAX_SLOTS) throw new ConfigurationError(`store max must be at most ${MAX_SLOTS}`);
-  // The last `max` claims in claim order (src/id-table.ts). A slot whose lease or done mark has passed reads as
-  // absent; a claim of its id takes a new slot.
-  const table = new IdTable(max);
+  if (max > MAX_IDS) throw new ConfigurationError(`store max must be at most ${MAX_IDS}`);
+  // The ids of the last `max` claims, in claim order: entries are read with `peek`, which leaves the order alone,
+  // and only a claim `set`s. Leases and done marks expire by the injected clock, checked on read; an expired entry
+  // stays until a claim of its id replaces it or it is the oldest.
+  const entries = new LRUCache<string, Entry>({ max });
+  const { ordering, watermarkNow } = createMemoryOrdering({ max, now });
   let counter = 0;
 
-  // The slot of `id` while `token` owns its lease at `at` (inclusive of the last millisecond); else -1.
-  const owned = (id: string, token: string, at: number): number => {
-    const slot = table.find(id);
-    if (slot === -1 || table.expires(slot) < at) return -1;
-    const owner = tokenNumber(token);
-    return owner !== 0 && table.token(slot) === owner ? slot : -1;
+  // The entry of `id` while `token` owns its live lease at `at`; else undefined.
+  const owned = (id: string, token: string, at: number): Entry | undefined => {
+    const entry = entries.peek(id);
+    return entry !== undefined && entry.token === token && entry.expires >= at ? entry : undefined;
   };
 
-  const sync: SyncStore = {
-    claim(id, leaseMs) {
+  return {
+    async claim(id, leaseMs, orderingKey) {
       const at = now();
-      const slot = table.find(id);
-      if (slot !== -1) {
-        if (table.expires(slot) >= at) return table.token(slot) === 0 ? DONE_CLAIM : IN_PROGRESS_CLAIM;
-        table.remove(slot);
-      }
-      counter = counter === MAX_TOKEN ? 1 : counter + 1;
-      table.insert(counter, at + leaseMs);
-      return { status: 'claimed', token: String(counter) };
+      const entry = entries.peek(id);
+      if (entry !== undefined && entry.expires >= at)
+        return entry.token === undefined ? DONE_CLAIM : IN_PROGRESS_CLAIM;
+      counter += 1;
+      const token = String(counter);
+      entries.set(id, { token, expires: at + leaseMs });
+      if (orderingKey !== undefined)
+        return { status: 'claimed', token, watermark: watermarkNow(orderingKey) };
+      return { status: 'claimed', token };
     },
-    complete(id, token, ttlMs) {
-      const at = now();
-      const slot = owned(id, token, at);
-      if (slot === -1) return false;
-      table.set(slot, 0, at + ttlMs);
+    async renew(id, token, leaseMs) {
+      // A lease that passed is still the owner's while its entry holds the owner's token: a claim of the id
+      // would have replaced the entry, a release removed it, and a done mark cleared the token.
+      const entry = entries.peek(id);
+      if (entry === undefined || entry.token !== token) return false;
+      entry.expires = now() + leaseMs;
       return true;
     },
-    release(id, token) {
-      const slot = owned(id, token, now());
-      if (slot === -1) return false;
-      table.remove(slot);
+    async complete(id, token, ttlMs) {
+      const at = now();
+      const entry = owned(id, token, at);
+      if (entry === undefined) return false;
+      entry.token = undefined;
+      entry.expires = at + ttlMs;
       return true;
     },
+    async release(id, token) {
+      if (owned(id, token, now()) === undefined) return false;
+      entries.delete(id);
+      return true;
+    },
+    ordering,
   };
-
-  return withSyncFace<DedupeStore, SyncStore>(
-    {
-      claim: async (id, leaseMs) => sync.claim(id, leaseMs),
-      async renew(id, token, leaseMs) {
-        const at = now();
-        const slot = owned(id, token, at);
-        if (slot === -1) return false;
-        table.set(slot, table.token(slot), at + leaseMs);
-        return true;
-      },
-      complete: async (id, token, ttlMs) => sync.complete(id, token, ttlMs),
-      release: async (id, token) => sync.release(id, token),
-    },
-    sync,
-  );
 }

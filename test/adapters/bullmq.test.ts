@@ -119,7 +119,7 @@ describe.skipIf(!redisUrl)('createBullmqQueue', () => {
     expect(
       JSON.parse((await raw.hget(`bull:${name}:${failing.event.id}`, 'opts')) ?? '{}').removeOnFail,
     ).toBe(false);
-    expect((await queue.deadLetters()).map((l) => l.event.id)).toEqual([failing.event.id]);
+    expect((await queue.deadLetters()).items.map((l) => l.event.id)).toEqual([failing.event.id]);
   });
 
   it('connects from a URL or from options, and never closes nor changes the client it was given', async () => {
@@ -177,6 +177,53 @@ describe.skipIf(!redisUrl)('createBullmqQueue', () => {
       expect(JSON.parse(answer.body)).toEqual({ error: 'queue_unavailable' });
       expect(answer.headers['retry-after']).toBeDefined();
     }
+  });
+
+  it('lets many deliveries wait for the connecting producer on one shared wait (no listener warning)', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const queue = createBullmqQueue({ connection: redisUrl, name: uniqueName('connecting') });
+      toClose.push(queue);
+      queue.start({ logger: silentLogger, process: async () => {}, onDeadLetter: async () => {} });
+      // Enqueued at once, while the producer is still connecting.
+      const results = await Promise.all(Array.from({ length: 200 }, () => queue.enqueue(queuedEvent())));
+      expect(results.every((result) => result.status === 'queued')).toBe(true);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((warning) => warning.name === 'MaxListenersExceededWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
+  it("aborts an attempt's signal once its job lock is lost, so another instance may take it", async () => {
+    const name = uniqueName('lock-lost');
+    const started = deferred();
+    let reason: unknown;
+    const receiver = createReceiver({
+      secret,
+      store: createMemoryStore({ max: 100 }),
+      // A short lock, renewed every third of it: the lost lock shows within a second.
+      queue: createBullmqQueue({ connection: connectRedis(), name, lockDurationMs: 1000, attempts: 1 }),
+      logger: silentLogger,
+    }).on('leave.approved', (_event, ctx) => {
+      started.resolve();
+      return new Promise<void>((_resolve, reject) => {
+        ctx.signal.addEventListener('abort', () => {
+          reason = ctx.signal.reason;
+          reject(ctx.signal.reason);
+        });
+      });
+    });
+    toClose.push(receiver);
+    const id = crypto.randomUUID();
+    expect((await deliver(receiver, id)).status).toBe(202);
+    await started.promise;
+    // What a stall looks like to this worker: its lock is gone (taken over, or expired while it was stuck).
+    await connectRedis().del(`bull:${name}:${id}:lock`);
+    await expect.poll(() => reason, { timeout: 10_000 }).toBeInstanceOf(Error);
+    expect(String((reason as Error).message)).toMatch(/lock was lost/);
   });
 
   it('refuses options it cannot work with', () => {

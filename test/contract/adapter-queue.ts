@@ -38,7 +38,7 @@ export function queueScenarios({ scenario, open }: ContractContext): void {
     expect(errors).toHaveLength(3);
     expect(letter.event.id).toBe(delivery.event.id);
     expect(letter.attempts).toBe(3);
-    expect((await receiver.deadLetters()).map((l) => l.event.id)).toEqual([delivery.event.id]);
+    expect((await receiver.deadLetters()).items.map((l) => l.event.id)).toEqual([delivery.event.id]);
     // The sender's retry of a dead-lettered event is still a duplicate: the dead letter is ours to replay.
     expectAnswer(await post(url, delivery), 200, { received: true, duplicate: true });
 
@@ -46,7 +46,7 @@ export function queueScenarios({ scenario, open }: ContractContext): void {
     expect(await receiver.replay(delivery.event.id)).toBe(true);
     await replayed.promise;
     expect(attempts).toEqual([1, 2, 3, 1]);
-    expect(await receiver.deadLetters()).toEqual([]);
+    expect((await receiver.deadLetters()).items).toEqual([]);
     expect(await receiver.replay(delivery.event.id)).toBe(false);
   });
 
@@ -99,7 +99,7 @@ export function queueScenarios({ scenario, open }: ContractContext): void {
       if (answer.status === 202) expect(handled.has(d.event.id)).toBe(true);
       else expectAnswer(answer, 503, { error: 'shutting_down' }, RETRY);
     });
-    expect(await receiver.deadLetters()).toEqual([]);
+    expect((await receiver.deadLetters()).items).toEqual([]);
   });
 
   scenario('slow handler', async () => {

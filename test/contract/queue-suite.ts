@@ -5,10 +5,12 @@ import {
   type Backoff,
   CURRENT_API_VERSION,
   type DeadLetter,
+  discardDeadLetters,
   type EventQueue,
   HandlerFailure,
   HandlerTimeoutError,
   type QueuedEvent,
+  replayDeadLetters,
   silentLogger,
 } from 'workforce-webhooks';
 
@@ -27,10 +29,10 @@ type Attempt = { readonly job: QueuedEvent; readonly ctx: AttemptContext };
  * @example
  * await queue.enqueue(queuedEvent());
  */
-export function queuedEvent(extra: Partial<QueuedEvent> = {}): QueuedEvent {
+export function queuedEvent(extra: Partial<QueuedEvent> = {}, type = 'leave.approved'): QueuedEvent {
   const event = {
     id: crypto.randomUUID(),
-    type: 'leave.approved',
+    type,
     apiVersion: CURRENT_API_VERSION,
     occurredAt: '2026-10-15T09:00:00.000Z',
     organizationId: '00000000-0000-4000-8000-000000000001',
@@ -134,7 +136,7 @@ export function runQueueContract(name: string, create: (options: QueueContractOp
       expect(dead).toHaveLength(1);
       expect(dead[0]).toMatchObject({ event: job.event, deliveryId: job.deliveryId, attempts: 3 });
       expect(dead[0]!.error).toBeInstanceOf(Error);
-      const listed = await queue.deadLetters();
+      const listed = (await queue.deadLetters()).items;
       expect(listed.map((l) => [l.event.id, l.attempts])).toEqual([[job.event.id, 3]]);
       expect(typeof listed[0]!.failedAt).toBe('number');
 
@@ -144,10 +146,202 @@ export function runQueueContract(name: string, create: (options: QueueContractOp
       const last = attempts.at(-1)!;
       expect(last.ctx.attempt).toBe(1);
       expect(last.job.completed ?? []).toEqual([]);
-      expect(await queue.deadLetters()).toEqual([]);
+      expect((await queue.deadLetters()).items).toEqual([]);
       expect(await queue.replay(job.event.id)).toBe(false);
       expect(await queue.replay(crypto.randomUUID())).toBe(false);
       expect(dead).toHaveLength(1);
+    });
+
+    it('runs a dead letter once for concurrent replays of it: one answers true, the others false', async () => {
+      let failing = true;
+      const sentinel = queuedEvent();
+      const sentinelRan = deferred();
+      const { queue, attempts, deadOnce } = started({ attempts: 1, concurrency: 1 }, ({ job }) => {
+        if (job.event.id === sentinel.event.id) return sentinelRan.resolve();
+        if (failing) throw new HandlerFailure([new Error('down')], []);
+      });
+      const job = queuedEvent();
+      await queue.enqueue(job);
+      await deadOnce;
+      failing = false;
+      const answers = await Promise.all(Array.from({ length: 5 }, () => queue.replay(job.event.id)));
+      expect(answers.filter(Boolean)).toHaveLength(1);
+      // One at a time, in order: once the event queued after the replays has run, every replay run has too.
+      await queue.enqueue(sentinel);
+      await sentinelRan.promise;
+      expect(attempts.filter((a) => a.job.event.id === job.event.id)).toHaveLength(2);
+      expect((await queue.deadLetters()).items).toEqual([]);
+    });
+
+    it('drops a dead letter once for concurrent discards of it: one answers true, the others false', async () => {
+      const { queue, dead } = started({ attempts: 1, concurrency: 4 }, () => {
+        throw new HandlerFailure([new Error('down')], []);
+      });
+      const jobs = Array.from({ length: 10 }, () => queuedEvent());
+      for (const job of jobs) await queue.enqueue(job);
+      await expect.poll(() => dead.length).toBe(jobs.length);
+      for (const job of jobs) {
+        const answers = await Promise.all(Array.from({ length: 3 }, () => queue.discard(job.event.id)));
+        expect(answers.filter(Boolean)).toHaveLength(1);
+      }
+      expect((await queue.deadLetters()).items).toEqual([]);
+    });
+
+    it('pages dead letters newest first; a cursor neither repeats nor skips one as others arrive', async () => {
+      const { queue, dead } = started({ attempts: 1, concurrency: 4 }, () => {
+        throw new HandlerFailure([new Error('down')], []);
+      });
+      const jobs = Array.from({ length: 7 }, () => queuedEvent());
+      for (const job of jobs) await queue.enqueue(job);
+      await expect.poll(() => dead.length).toBe(7);
+      // BullMQ records the failure just after onDeadLetter: wait until every one is listed.
+      await expect.poll(async () => (await queue.deadLetters()).items.length).toBe(7);
+
+      await expect(queue.deadLetters({ limit: 0 })).rejects.toThrow(/limit/);
+      expect((await queue.deadLetters({ limit: 5000 })).items).toHaveLength(7);
+      const first = await queue.deadLetters({ limit: 3 });
+      expect(first.items).toHaveLength(3);
+      expect(typeof first.cursor).toBe('string');
+
+      // A newer dead letter arrives between two reads: it is on a new first page, not on the next one.
+      const late = queuedEvent();
+      await queue.enqueue(late);
+      await expect.poll(() => dead.length).toBe(8);
+      await expect
+        .poll(async () => (await queue.deadLetters({ limit: 1 })).items[0]?.event.id)
+        .toBe(late.event.id);
+      const second = await queue.deadLetters({ limit: 3, cursor: first.cursor });
+      const third = await queue.deadLetters({ limit: 3, cursor: second.cursor });
+      expect([second.items.length, third.items.length]).toEqual([3, 1]);
+      expect(third.cursor).toBeUndefined();
+      const read = [...first.items, ...second.items, ...third.items];
+      expect(read.map((l) => l.event.id).sort()).toEqual(jobs.map((j) => j.event.id).sort());
+      const times = read.map((l) => l.failedAt);
+      expect(times).toEqual([...times].sort((a, b) => b - a));
+      await expect(queue.deadLetters({ cursor: 'not a cursor' })).rejects.toThrow(/cursor/);
+    });
+
+    it('filters dead letters by type pattern and by failure time, still paged', async () => {
+      const { queue, dead } = started({ attempts: 1, concurrency: 1 }, () => {
+        throw new HandlerFailure([new Error('down')], []);
+      });
+      const typed = (type: string): QueuedEvent => {
+        const job = queuedEvent();
+        return { ...job, event: { ...job.event, type } };
+      };
+      const early = [typed('leave.approved'), typed('payroll.paid')];
+      for (const job of early) await queue.enqueue(job);
+      await expect.poll(() => dead.length).toBe(2);
+      await expect.poll(async () => (await queue.deadLetters()).items.length).toBe(2);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const middle = Date.now();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const late = [
+        typed('leave.approved'),
+        typed('leave.rejected'),
+        typed('payroll.paid'),
+        typed('leave.approved'),
+      ];
+      for (const job of late) await queue.enqueue(job);
+      await expect.poll(async () => (await queue.deadLetters()).items.length).toBe(6);
+
+      const ids = async (query: Parameters<EventQueue['deadLetters']>[0]) => {
+        const read: string[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await queue.deadLetters({ ...query, limit: 1, cursor });
+          read.push(...page.items.map((l) => l.event.id));
+          cursor = page.cursor;
+        } while (cursor !== undefined);
+        return read.sort();
+      };
+      const idsOf = (jobs: QueuedEvent[]) => jobs.map((j) => j.event.id).sort();
+      const all = [...early, ...late];
+      expect(await ids({ type: 'leave.*' })).toEqual(
+        idsOf(all.filter((j) => j.event.type.startsWith('leave.'))),
+      );
+      expect(await ids({ type: 'payroll.paid' })).toEqual(
+        idsOf(all.filter((j) => j.event.type === 'payroll.paid')),
+      );
+      expect(await ids({ since: middle })).toEqual(idsOf(late));
+      expect(await ids({ until: new Date(middle) })).toEqual(idsOf(early));
+      expect(await ids({ type: 'leave.approved', since: new Date(middle) })).toEqual(
+        idsOf(late.filter((j) => j.event.type === 'leave.approved')),
+      );
+      expect((await queue.deadLetters({ type: 'nothing.*' })).items).toEqual([]);
+      await expect(queue.deadLetters({ since: Number.NaN })).rejects.toThrow(/since/);
+    });
+
+    it('takes filter times as a Date, epoch milliseconds or an ISO 8601 string alike', async () => {
+      const { queue, dead } = started({ attempts: 1, concurrency: 1 }, () => {
+        throw new HandlerFailure([new TypeError('down')], []);
+      });
+      for (const type of ['leave.approved', 'employee.updated', 'leave.cancelled', 'shift.created']) {
+        await queue.enqueue(queuedEvent({}, type));
+        // Failures a few milliseconds apart, so the times split them.
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      await expect.poll(() => dead.length).toBe(4);
+      await expect.poll(async () => (await queue.deadLetters()).items.length).toBe(4);
+      const all = (await queue.deadLetters()).items;
+      const ids = async (query: Parameters<EventQueue['deadLetters']>[0]): Promise<string[]> =>
+        (await queue.deadLetters(query)).items.map((l) => l.event.id);
+      const middle = all[1]!.failedAt;
+      const newer = all.filter((l) => l.failedAt >= middle).map((l) => l.event.id);
+      const older = all.filter((l) => l.failedAt < middle).map((l) => l.event.id);
+      for (const at of [middle, new Date(middle), new Date(middle).toISOString()]) {
+        expect(await ids({ since: at })).toEqual(newer);
+        expect(await ids({ until: at })).toEqual(older);
+      }
+      await expect(queue.deadLetters({ since: 'yesterday' })).rejects.toThrow(/since/);
+      await expect(queue.deadLetters({ until: String(middle) })).rejects.toThrow(/until/);
+    });
+
+    it('replays and discards the matches of a filter, each once, with two calls at the same time', async () => {
+      let failing = true;
+      const sentinel = queuedEvent();
+      const sentinelRan = deferred();
+      const { queue, attempts, dead } = started({ attempts: 1, concurrency: 1 }, ({ job }) => {
+        if (job.event.id === sentinel.event.id) return sentinelRan.resolve();
+        if (failing) throw new HandlerFailure([new Error('down')], []);
+      });
+      const jobs = Array.from({ length: 12 }, (_, i) =>
+        queuedEvent({}, i % 2 === 0 ? 'leave.approved' : 'employee.updated'),
+      );
+      for (const job of jobs) await queue.enqueue(job);
+      await expect.poll(() => dead.length).toBe(12);
+      await expect.poll(async () => (await queue.deadLetters()).items.length).toBe(12);
+      failing = false;
+
+      const progress: number[] = [];
+      const results = await Promise.all([
+        replayDeadLetters(
+          queue,
+          { type: 'leave.*' },
+          { concurrency: 3, onProgress: (p) => progress.push(p.done) },
+        ),
+        replayDeadLetters(queue, { type: 'leave.*' }, { concurrency: 2 }),
+      ]);
+      expect(results[0]!.replayed + results[1]!.replayed).toBe(6);
+      expect(results[0]!.failed + results[1]!.failed).toBe(0);
+      expect(progress.at(-1)).toBeGreaterThan(0);
+      // One at a time, in order: once the event queued after the replays has run, every replay has too.
+      await queue.enqueue(sentinel);
+      await sentinelRan.promise;
+      for (const job of jobs) {
+        const runs = attempts.filter((a) => a.job.event.id === job.event.id).length;
+        expect(runs).toBe(job.event.type === 'leave.approved' ? 2 : 1);
+      }
+      expect((await queue.deadLetters({ type: 'leave.*' })).items).toEqual([]);
+
+      const discarded = await Promise.all([
+        discardDeadLetters(queue, { type: 'employee.*' }),
+        discardDeadLetters(queue, { type: 'employee.*' }, { concurrency: 1 }),
+      ]);
+      expect(discarded[0]! + discarded[1]!).toBe(6);
+      expect((await queue.deadLetters()).items).toEqual([]);
+      expect(await queue.discard(jobs[1]!.event.id)).toBe(false);
+      expect(await queue.replay(jobs[1]!.event.id)).toBe(false);
     });
 
     it('goes on from the attempts an inline run already made', async () => {
@@ -216,6 +410,27 @@ export function runQueueContract(name: string, create: (options: QueueContractOp
       await closing;
       expect(finished).toBe(true);
       await expect(queue.enqueue(queuedEvent())).rejects.toThrow();
+    });
+
+    it('resolves a second close() with the first, when the drain ends', async () => {
+      const gate = deferred();
+      const running = deferred();
+      const { queue } = started({}, async () => {
+        running.resolve();
+        await gate.promise;
+      });
+      await queue.enqueue(queuedEvent());
+      await running.promise;
+      let firstEnded = false;
+      const first = queue.close({ timeoutMs: 600_000 }).then(() => {
+        firstEnded = true;
+      });
+      const second = queue.close({ timeoutMs: 600_000 });
+      gate.resolve();
+      await second;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(firstEnded).toBe(true);
+      await first;
     });
 
     it('aborts what still runs when close times out', async () => {

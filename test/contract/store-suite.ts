@@ -1,6 +1,7 @@
 // The dedupe store contract (DESIGN "Dedupe"): every store runs these same cases.
 import { describe, expect, it } from 'vitest';
-import type { DedupeStore } from 'workforce-webhooks';
+import type { DedupeStore, OrderingStore } from 'workforce-webhooks';
+import { markOf } from '../../src/ordering.js';
 
 /** A store under test and a way to let time pass for it (an injected clock, or real milliseconds). */
 export interface StoreFixture {
@@ -76,6 +77,19 @@ export function runStoreContract(name: string, create: () => Promise<StoreFixtur
       expect(await store.claim(event, 30_000)).toEqual({ status: 'done' });
     });
 
+    it("renews its owner's lapsed lease while nobody took the id, and then holds it", async () => {
+      const { store, elapse } = await create();
+      const event = id();
+      const claim = await store.claim(event, lease);
+      if (claim.status !== 'claimed') throw new Error('expected a claim');
+      await elapse(lease * 2);
+      expect(await store.renew(event, claim.token, 30_000)).toBe(true);
+      expect(await store.claim(event, 30_000)).toEqual({ status: 'in_progress' });
+      expect(await store.renew(event, 'not-the-token', 30_000)).toBe(false);
+      expect(await store.complete(event, claim.token, DAY)).toBe(true);
+      expect(await store.claim(event, 30_000)).toEqual({ status: 'done' });
+    });
+
     it('keeps a renewed claim past its first lease', async () => {
       const { store, elapse } = await create();
       const event = id();
@@ -123,6 +137,91 @@ export function runStoreContract(name: string, create: () => Promise<StoreFixtur
       );
       const after = await Promise.all(ids.map((each) => store.claim(each, 30_000)));
       expect(after.map((c) => c.status)).toEqual(ids.map((_, i) => (i % 2 === 0 ? 'done' : 'in_progress')));
+    });
+
+    describe('ordering (spec rule 4): the per-key lease and watermark', () => {
+      const ordering = (store: DedupeStore): OrderingStore => {
+        if (store.ordering === undefined) throw new Error('the store has no ordering');
+        return store.ordering;
+      };
+      const mark = (second: number, eventId = id()): string =>
+        markOf({ id: eventId, occurredAt: `2026-11-02T08:00:${String(second).padStart(2, '0')}.000001Z` })!;
+
+      it('gives a key to one owner at a time; its owner renews it, another waits for it', async () => {
+        const { store } = await create();
+        const keys = ordering(store);
+        const key = id();
+        expect(await keys.enter(key, 'a', 30_000)).toEqual({ status: 'entered', watermark: undefined });
+        const busy = await keys.enter(key, 'b', 30_000);
+        expect(busy.status).toBe('busy');
+        expect(busy.status === 'busy' && busy.retryInMs > 0 && busy.retryInMs <= 30_001).toBe(true);
+        expect((await keys.enter(key, 'a', 30_000)).status).toBe('entered');
+        expect((await keys.enter(id(), 'b', 30_000)).status).toBe('entered');
+        expect(await keys.leave(key, 'b', undefined, DAY)).toBe(false);
+        expect(await keys.leave(key, 'a', undefined, DAY)).toBe(true);
+        expect((await keys.enter(key, 'b', 30_000)).status).toBe('entered');
+      });
+
+      it('lets a key whose lease lapsed (a crashed owner) be taken', async () => {
+        const { store, elapse } = await create();
+        const keys = ordering(store);
+        const key = id();
+        await keys.enter(key, 'crashed', lease);
+        await elapse(lease * 2);
+        expect((await keys.enter(key, 'next', 30_000)).status).toBe('entered');
+        expect(await keys.leave(key, 'crashed', mark(1), DAY)).toBe(false);
+      });
+
+      it('moves the watermark only forward, and hands it out with the key and with a claim', async () => {
+        const { store } = await create();
+        const keys = ordering(store);
+        const key = id();
+        const [older, newer] = [mark(1), mark(2)];
+        await keys.enter(key, 'a', 30_000);
+        await keys.leave(key, 'a', newer, DAY);
+        expect(await keys.watermark(key)).toBe(newer);
+        await keys.enter(key, 'b', 30_000);
+        await keys.leave(key, 'b', older, DAY);
+        expect(await keys.watermark(key)).toBe(newer);
+        expect(await keys.enter(key, 'c', 30_000)).toEqual({ status: 'entered', watermark: newer });
+        const claim = await store.claim(id(), 30_000, key);
+        expect(claim).toEqual({ status: 'claimed', token: expect.any(String), watermark: newer });
+        const none = await store.claim(id(), 30_000, id());
+        expect(none.status === 'claimed' && none.watermark).toBeUndefined();
+      });
+
+      it('breaks ties of occurredAt by event id', async () => {
+        const { store } = await create();
+        const keys = ordering(store);
+        const key = id();
+        const first = mark(3, '00000000-0000-4000-8000-000000000001');
+        const second = mark(3, '00000000-0000-4000-8000-000000000002');
+        await keys.leave(key, 'x', second, DAY);
+        await keys.leave(key, 'x', first, DAY);
+        expect(await keys.watermark(key)).toBe(second);
+      });
+
+      it('keeps a failing owner on hold only until maxWaitMs after it first entered', async () => {
+        const { store, elapse } = await create();
+        const keys = ordering(store);
+        const key = id();
+        await keys.enter(key, 'failing', 30_000);
+        expect(await keys.hold(key, 'failing', lease)).toBe(true);
+        expect(await keys.hold(key, 'other', lease)).toBe(false);
+        expect((await keys.enter(key, 'newer', 30_000)).status).toBe('busy');
+        await elapse(lease * 2);
+        expect((await keys.enter(key, 'newer', 30_000)).status).toBe('entered');
+      });
+
+      it('forgets a watermark after its TTL', async () => {
+        const { store, elapse } = await create();
+        const keys = ordering(store);
+        const key = id();
+        await keys.leave(key, 'a', mark(1), lease);
+        expect(await keys.watermark(key)).toBeDefined();
+        await elapse(lease * 2);
+        expect(await keys.watermark(key)).toBeUndefined();
+      });
     });
   });
 }

@@ -53,6 +53,30 @@ describe('memory store bounds', () => {
     expect((await store.claim('done', 100)).status).toBe('claimed');
   });
 
+  it("renews the owner's lease after it passed when nobody took the id, and not once it was taken", async () => {
+    let clock = 10_000;
+    const store = createMemoryStore({ now: () => clock });
+    const claim = await store.claim('slow', 300);
+    if (claim.status !== 'claimed') throw new Error('expected a claim');
+    clock += 600; // a synchronous section twice the lease
+    expect(await store.renew('slow', claim.token, 300)).toBe(true);
+    expect((await store.claim('slow', 300)).status).toBe('in_progress');
+    expect(await store.complete('slow', claim.token, 60_000)).toBe(true);
+    expect((await store.claim('slow', 300)).status).toBe('done');
+
+    const lost = await store.claim('taken', 300);
+    if (lost.status !== 'claimed') throw new Error('expected a claim');
+    clock += 600;
+    const taker = await store.claim('taken', 300);
+    expect(taker.status).toBe('claimed');
+    expect(await store.renew('taken', lost.token, 300)).toBe(false);
+    // Released, then renewed by its old owner: not brought back.
+    if (taker.status !== 'claimed') throw new Error('expected a claim');
+    expect(await store.release('taken', taker.token)).toBe(true);
+    expect(await store.renew('taken', taker.token, 300)).toBe(false);
+    expect((await store.claim('taken', 300)).status).toBe('claimed');
+  });
+
   it('stays within max over many claims, and refuses a max no Map can hold', async () => {
     const store = createMemoryStore({ max: 1000 });
     for (let i = 0; i < 10_000; i++) await store.claim(`id-${i}`, 30_000);

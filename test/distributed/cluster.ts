@@ -16,12 +16,15 @@ export interface Instance {
 }
 
 /**
- * Starts `instance.ts` under tsx with the given environment and waits until it listens.
+ * Starts `instance.ts` (or another instance script) under tsx with the given environment and waits until it listens.
  * @example
  * const a = await startInstance({ INSTANCE: 'a', QUEUE: 'bullmq', REDIS_URL, RUN_NAME, SECRET });
  */
-export async function startInstance(env: Record<string, string>): Promise<Instance> {
-  const child = spawn(process.execPath, ['--import', 'tsx', INSTANCE_SCRIPT], {
+export async function startInstance(
+  env: Record<string, string>,
+  script: string = INSTANCE_SCRIPT,
+): Promise<Instance> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

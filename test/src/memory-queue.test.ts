@@ -84,7 +84,7 @@ describe('createMemoryQueue', () => {
     expect(letters).toHaveLength(1);
     expect(letters[0]!.attempts).toBe(3);
     expect((letters[0]!.error as Error).message).toBe('boom 3');
-    expect((await queue.deadLetters()).map((l) => l.event.id)).toEqual([job(1).event.id]);
+    expect((await queue.deadLetters()).items.map((l) => l.event.id)).toEqual([job(1).event.id]);
   });
 
   it('waits the backoff between attempts', async () => {
@@ -149,7 +149,7 @@ describe('createMemoryQueue', () => {
     expect(await queue.replay('unknown')).toBe(false);
     await queue.close();
     expect(attempts).toEqual([1, 1]);
-    expect(await queue.deadLetters()).toHaveLength(0);
+    expect((await queue.deadLetters()).items).toHaveLength(0);
   });
 
   it('drains on close, then refuses new jobs', async () => {

@@ -84,7 +84,7 @@ describe('queue mode', () => {
     gate.resolve();
     await Promise.all(answers.map((a) => a.background));
     expect(seen.size).toBe(5000);
-    expect(await receiver.deadLetters()).toEqual([]);
+    expect((await receiver.deadLetters()).items).toEqual([]);
   });
 
   it('answers before any handler code runs, even a handler that computes before its first await', async () => {
@@ -175,7 +175,7 @@ describe('queue mode', () => {
     await response.background;
     expect(errors).toHaveLength(3);
     expect(letters).toEqual([input.event.id]);
-    expect((await receiver.deadLetters())[0]!.attempts).toBe(3);
+    expect((await receiver.deadLetters()).items[0]!.attempts).toBe(3);
   });
 
   it('answers 503 shutting_down once closing, after draining what it accepted', async () => {
@@ -193,9 +193,68 @@ describe('queue mode', () => {
     await closed;
     expect(finished).toBe(true);
   });
+
+  it('resolves every close() call when the one drain ends, the first not after its own timeout', async () => {
+    for (const mode of ['queue', 'inline'] as const) {
+      const receiver = make({ mode });
+      const gate = deferred();
+      receiver.on('leave.approved', () => gate.promise);
+      const answer = receiver.handle(await delivery());
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const first = receiver.close({ timeoutMs: 600_000 });
+      const second = receiver.close({ timeoutMs: 600_000 });
+      let firstEnded = false;
+      void first.then(() => {
+        firstEnded = true;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      gate.resolve();
+      await second;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(firstEnded).toBe(true);
+      expect([200, 202]).toContain((await answer).status);
+    }
+  });
 });
 
 describe('inline mode', () => {
+  it('keeps an event answered 202 whose later failure meets a full queue: all its attempts, then deadLetters(), replayable', async () => {
+    const queue = createMemoryQueue({ maxQueued: 1, attempts: 3, backoff: () => 1 });
+    const receiver = make({ mode: 'inline', queue, ackDeadlineMs: 50 });
+    const gate = deferred();
+    const blocker = await delivery();
+    const failing = await delivery();
+    let failUntilReplay = true;
+    const attempts: number[] = [];
+    receiver.on('leave.approved', async (event, ctx) => {
+      if (event.id === blocker.event.id) return gate.promise;
+      attempts.push(ctx.attempt);
+      await new Promise((resolve) => setTimeout(resolve, 100)); // past the 50 ms deadline: answered 202 first
+      if (failUntilReplay) throw new Error('down');
+    });
+    // The queue is full: one job, running until the gate opens.
+    expect((await queue.enqueue({ event: blocker.event, deliveryId: undefined })).status).toBe('queued');
+    expect((await queue.enqueue({ event: (await delivery()).event, deliveryId: undefined })).status).toBe(
+      'full',
+    );
+
+    const answer = await receiver.handle(failing);
+    expect(answer.status).toBe(202);
+    await answer.background;
+    await expect
+      .poll(async () => (await receiver.deadLetters()).items.map((l) => [l.event.id, l.attempts]))
+      .toEqual([[failing.event.id, 3]]);
+    expect(attempts).toEqual([1, 2, 3]);
+
+    failUntilReplay = false;
+    gate.resolve();
+    await expect.poll(() => receiver.replay(failing.event.id)).toBe(true);
+    await expect.poll(() => attempts.length).toBe(4);
+    expect(attempts.at(-1)).toBe(1);
+    await receiver.close();
+    expect((await receiver.deadLetters()).items).toEqual([]);
+  });
+
   it('answers 200 after the handlers succeed, and 200 duplicate after', async () => {
     const receiver = make({ mode: 'inline' });
     let ran = 0;
@@ -317,7 +376,7 @@ describe('answers and logs', () => {
   });
 
   it('refuses impossible options at construction', () => {
-    expect(() => createReceiver({ secret: '' })).toThrow(/secret/);
+    expect(() => createReceiver({ secret: ['whsec_a', ''] })).toThrow(/secret/);
     expect(() => createReceiver({ secret, mode: 'later' as never })).toThrow(/mode/);
     expect(() => createReceiver({ secret, maxBodyBytes: 0 })).toThrow(/maxBodyBytes/);
   });

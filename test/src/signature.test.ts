@@ -290,13 +290,111 @@ describe('properties', () => {
       'ff',
     ]);
     fc.assert(
-      fc.property(fc.oneof(digestLike, fc.string({ maxLength: 66 })), (candidate) => {
-        const { signatures } = parseSignatureHeader(`t=1700000000,v1=${candidate}`);
-        expect(signatures.length === 1 && signatures[0] === candidate.trim()).toBe(
-          DIGEST.test(candidate.trim()),
-        );
-      }),
+      // No comma: a comma ends the item, and what follows it is another item (a second `t=` is refused outright).
+      fc.property(
+        fc.oneof(
+          digestLike,
+          fc.string({ maxLength: 66 }).filter((text) => !text.includes(',')),
+        ),
+        (candidate) => {
+          const { signatures } = parseSignatureHeader(`t=1700000000,v1=${candidate}`);
+          expect(signatures.length === 1 && signatures[0] === candidate.trim()).toBe(
+            DIGEST.test(candidate.trim()),
+          );
+        },
+      ),
       { numRuns: 20_000 },
     );
+  });
+});
+
+describe('hostile headers', () => {
+  // Counts the characters the parser reads through the header's own string methods: a `String` whose methods
+  // add what each call can touch (an `indexOf` the distance it scans, a `charCodeAt` one, a `slice` its length).
+  // Work, not time: the machine is shared, and growth is what the property is about.
+  class CountingString extends String {
+    reads = 0;
+    override charCodeAt(index: number): number {
+      this.reads += 1;
+      return super.charCodeAt(index);
+    }
+    override charAt(index: number): string {
+      this.reads += 1;
+      return super.charAt(index);
+    }
+    override indexOf(search: string, from = 0): number {
+      const found = super.indexOf(search, from);
+      this.reads += (found === -1 ? this.length : found + search.length) - Math.max(0, from);
+      return found;
+    }
+    override slice(from?: number, to?: number): string {
+      const sliced = super.slice(from, to);
+      this.reads += sliced.length;
+      return sliced;
+    }
+    override trim(): string {
+      this.reads += this.length;
+      return super.trim();
+    }
+    override split(): string[] {
+      throw new Error('counted parse reads characters one by one or by indexOf/slice');
+    }
+  }
+  const readsOf = (header: string): number => {
+    const counted = new CountingString(header);
+    try {
+      parseSignatureHeader(counted as unknown as string);
+    } catch (error) {
+      if (!(error instanceof WebhookVerificationError)) throw error;
+    }
+    return counted.reads;
+  };
+  const digest = 'a'.repeat(64);
+  // Shapes that made the old parser rescan the header: many items, one `=` at the very end.
+  const shapes = [
+    (n: number) => `${','.repeat(n - 1)}=`,
+    (n: number) => `t=1700000000${','.repeat(Math.max(0, n - 13))}=`,
+    (n: number) => `${'x,'.repeat(n >> 1)}v1=${digest}`.slice(-n),
+    (n: number) => `t=1700000000,${`v1=${digest},`.repeat(16)}${' '.repeat(n)}`.slice(0, n),
+    (n: number) => '=,'.repeat(n >> 1),
+  ];
+
+  it('reads each character of a header a bounded number of times, whatever its shape and size', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 16, max: 4096 }), fc.nat(shapes.length - 1), (size, shape) => {
+        const header = shapes[shape]!(size);
+        expect(header.length).toBeLessThanOrEqual(4096);
+        // Linear: a few reads per character, never a number that grows with the header's length.
+        expect(readsOf(header)).toBeLessThanOrEqual(4 * header.length + 64);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('refuses a header over 4 KiB, 16 KiB or 1 MiB before reading its items', async () => {
+    for (const size of [4097, 16 * 1024, 1024 * 1024]) {
+      const header = `t=1700000000,v1=${digest}${','.repeat(size)}=`.slice(0, size);
+      expect(() => parseSignatureHeader(header)).toThrow(
+        expect.objectContaining({ code: 'malformed_signature' }),
+      );
+      expect(readsOf(header)).toBeLessThanOrEqual(64);
+    }
+    // 4096 characters is still a header (a valid one padded with spaces).
+    const padded = `t=1700000000,v1=${digest}`.padEnd(4096, ' ');
+    expect(parseSignatureHeader(padded).signatures).toEqual([digest]);
+  });
+
+  it('refuses more than 16 v1 values before any HMAC, even when one of them is right', async () => {
+    const payload = '{}';
+    const signed = await signPayload({ payload, secret: 'whsec_x', timestamp: 1_700_000_000 });
+    const right = signed.slice(signed.indexOf('v1='));
+    const header = (garbage: number) => `t=1700000000,${`v1=${'0'.repeat(64)},`.repeat(garbage)}${right}`;
+    const verify = (garbage: number) =>
+      codeOf(
+        verifySignature({ payload, header: header(garbage), secret: 'whsec_x', now: at(1_700_000_000) }),
+      );
+    expect(await verify(15)).toBe('ok');
+    expect(await verify(16)).toBe('malformed_signature');
+    expect(await verify(1927)).toBe('malformed_signature');
   });
 });

@@ -1,0 +1,134 @@
+// Dead letters and how they are read: one page at a time, newest first, the same for every queue.
+import { ConfigurationError } from './errors.js';
+import type { WorkforceEvent } from './types.js';
+
+/** An event whose handlers failed every attempt; kept for `receiver.deadLetters()` and `replay()`. */
+export interface DeadLetter {
+  readonly event: WorkforceEvent;
+  readonly deliveryId: string | undefined;
+  readonly attempts: number;
+  /** The last failure. */
+  readonly error: unknown;
+  /** Milliseconds since the epoch. */
+  readonly failedAt: number;
+}
+
+/** A point in time: a `Date`, epoch milliseconds or an ISO 8601 string. */
+export type DeadLetterTime = Date | number | string;
+
+/**
+ * Which dead letters a read, a replay or a discard takes: every one when empty.
+ * @example
+ * await receiver.replayDeadLetters({ type: 'leave.*', since: '2026-11-23T00:00:00Z' });
+ */
+export interface DeadLetterFilter {
+  /** Only events of this type, or of a `prefix.*` pattern (`leave.*`). */
+  readonly type?: string;
+  /** Only letters whose last failure was at or after this time. */
+  readonly since?: DeadLetterTime;
+  /** Only letters whose last failure was before this time. */
+  readonly until?: DeadLetterTime;
+}
+
+/**
+ * What `deadLetters` reads. An object, so that filters can join `limit` and `cursor` without a breaking change.
+ * @example
+ * const first = await receiver.deadLetters({ limit: 50 });
+ * const next = await receiver.deadLetters({ limit: 50, cursor: first.cursor });
+ */
+export interface DeadLetterQuery extends DeadLetterFilter {
+  /** Dead letters per page. Default 100, at most 1 000 (a larger value reads 1 000). */
+  readonly limit?: number;
+  /** The `cursor` of the previous page, to read the next (older) one; none for the newest. */
+  readonly cursor?: string;
+}
+
+/**
+ * One page of dead letters, newest first. With a filter, a page may hold fewer than `limit` letters (even none)
+ * while more follow: a read looks at a bounded number of letters; go on while `cursor` is set.
+ */
+export interface DeadLetterPage {
+  readonly items: readonly DeadLetter[];
+  /** Gives the next, older page to `deadLetters({ cursor })` (with the same filters); undefined when there is none. */
+  readonly cursor: string | undefined;
+}
+
+/** Dead letters per page when `limit` is not given. */
+export const DEFAULT_DEAD_LETTER_LIMIT = 100;
+/** The most dead letters one page holds: a read is bounded however many are kept. */
+export const MAX_DEAD_LETTER_LIMIT = 1000;
+
+/**
+ * The page size a query asks for, with the default and the ceiling applied; throws on a limit that is not a positive integer.
+ * @example
+ * pageLimit({ limit: 5000 }); // 1000
+ */
+export function pageLimit({ limit = DEFAULT_DEAD_LETTER_LIMIT }: DeadLetterQuery = {}): number {
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new ConfigurationError('deadLetters limit must be a positive integer');
+  return Math.min(limit, MAX_DEAD_LETTER_LIMIT);
+}
+
+/** A query's filters, checked: the failure-time window in epoch milliseconds and the type test. */
+export interface CheckedDeadLetterFilter {
+  /** Earliest failure time kept (inclusive). */
+  readonly since: number;
+  /** Failure times from this one on are left out. */
+  readonly until: number;
+  /** Whether an event type passes the query's `type`. */
+  readonly type: (eventType: string) => boolean;
+  /** Whether anything but time is filtered (a read then looks at letters it will not return). */
+  readonly byType: boolean;
+}
+
+const time = (value: DeadLetterTime | undefined, name: string, fallback: number): number => {
+  if (value === undefined) return fallback;
+  // A string is an ISO 8601 time (what the CLI's --since takes); a bare number in a string is not one.
+  const ms =
+    value instanceof Date
+      ? value.getTime()
+      : typeof value === 'string'
+        ? /^\d{4}-\d{2}-\d{2}/.test(value)
+          ? Date.parse(value)
+          : Number.NaN
+        : value;
+  if (typeof ms !== 'number' || Number.isNaN(ms))
+    throw new ConfigurationError(
+      `deadLetters ${name} must be a Date, epoch milliseconds or an ISO 8601 time`,
+    );
+  return ms;
+};
+
+/**
+ * The filters of a query, checked once for a read.
+ * @example
+ * const { since, until, type } = deadLetterFilter({ type: 'leave.*', since: new Date('2026-11-01') });
+ */
+export function deadLetterFilter({ type, since, until }: DeadLetterFilter = {}): CheckedDeadLetterFilter {
+  if (type !== undefined && (typeof type !== 'string' || type === ''))
+    throw new ConfigurationError('deadLetters type must be an event type or a `prefix.*` pattern');
+  const prefix = type?.endsWith('.*') ? type.slice(0, -1) : undefined;
+  return {
+    since: time(since, 'since', Number.NEGATIVE_INFINITY),
+    until: time(until, 'until', Number.POSITIVE_INFINITY),
+    type:
+      type === undefined
+        ? () => true
+        : prefix === undefined
+          ? (eventType) => eventType === type
+          : (eventType) => eventType.startsWith(prefix),
+    byType: type !== undefined,
+  };
+}
+
+/**
+ * The class an operator looks for in a failure: of a handler failure, its first handler error's.
+ * @example
+ * errorClassOf(new HandlerFailure([new TypeError('x')], [])); // 'TypeError'
+ */
+export function errorClassOf(error: unknown): string {
+  const inner = error instanceof AggregateError && error.errors.length > 0 ? error.errors[0] : error;
+  if (!(inner instanceof Error)) return typeof inner;
+  // A subclass that does not set `name` still has its own constructor name.
+  return inner.name === 'Error' ? inner.constructor.name : inner.name;
+}

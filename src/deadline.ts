@@ -1,0 +1,36 @@
+// The receiver's own deadline on a store or queue call: a backend that stops answering cannot hold a delivery.
+import { WebhookError, type WebhookErrorCode } from './errors.js';
+
+/**
+ * Settles like `call`'s promise, or rejects with a `WebhookError` of `code` once `ms` pass first, whatever the
+ * backend's client is configured to do (a silent Redis keeps a command waiting forever). The call is not
+ * cancelled: it may still complete on the server later, so `expired` is given the call's still pending promise
+ * when the deadline passes, for the caller to settle what it does if it lands (release a claim nobody will use).
+ * @example
+ * const claim = await withDeadline(() => store.claim(id, leaseMs), 2000, 'store_unavailable', releaseIfClaimed);
+ */
+export function withDeadline<T>(
+  call: () => T | PromiseLike<T>,
+  ms: number,
+  code: WebhookErrorCode,
+  expired?: (pending: Promise<T>) => void,
+): Promise<T> {
+  // A backend of the user's may throw instead of rejecting, or answer with any thenable: both become a promise.
+  const pending = new Promise<T>((resolve) => resolve(call()));
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      reject(new WebhookError(code, `no answer within ${ms} ms`));
+      expired?.(pending);
+    }, ms);
+    pending.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}

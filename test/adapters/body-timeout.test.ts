@@ -1,0 +1,195 @@
+// bodyTimeoutMs on every node:http based adapter: a body that is declared longer than sent, or trickles, is answered
+// 408 body_timeout and its connection closed, through a raw socket (no client library to give up first).
+import { createServer, type Server } from 'node:http';
+import { connect } from 'node:net';
+import { createAdaptorServer } from '@hono/node-server';
+import express from 'express';
+import Fastify from 'fastify';
+import { Hono } from 'hono';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createReceiver, type Receiver } from 'workforce-webhooks';
+import { createExpressMiddleware } from 'workforce-webhooks/express';
+import { createFastifyPlugin } from 'workforce-webhooks/fastify';
+import { createHonoHandler } from 'workforce-webhooks/hono';
+import { createNextApiHandler } from 'workforce-webhooks/next';
+import { createNodeHandler } from 'workforce-webhooks/node';
+import { leaveApproved } from '../contract/adapter-dedupe.js';
+import { listen, WEBHOOK_PATH } from '../contract/adapter-listen.js';
+import { CONTRACT_SECRET } from '../contract/adapter-suite.js';
+
+type Mount = (receiver: Receiver) => Promise<{ url: string; close: () => Promise<void> }>;
+
+const adapters: Record<string, Mount> = {
+  'node:http': (receiver) => listen(createServer(createNodeHandler(receiver))),
+  Express: (receiver) => {
+    const app = express();
+    app.post(WEBHOOK_PATH, createExpressMiddleware(receiver));
+    return listen(createServer(app));
+  },
+  Fastify: async (receiver) => {
+    const app = Fastify({ forceCloseConnections: true });
+    await app.register(createFastifyPlugin(receiver, { path: WEBHOOK_PATH }));
+    const address = await app.listen({ port: 0, host: '127.0.0.1' });
+    return { url: `${address}${WEBHOOK_PATH}`, close: () => app.close() };
+  },
+  'Hono on @hono/node-server': (receiver) => {
+    const app = new Hono().post(WEBHOOK_PATH, createHonoHandler(receiver));
+    return listen(createAdaptorServer({ fetch: app.fetch }) as Server);
+  },
+  // The Pages Router handler with Next's parser off, served by node:http as Next serves an API route.
+  'Next Pages Router': (receiver) => {
+    const handle = createNextApiHandler(receiver);
+    return listen(createServer((req, res) => void handle(req, res)));
+  },
+};
+
+// What a raw socket got back: everything the server wrote, and whether the server closed the connection.
+interface Exchange {
+  readonly text: string;
+  readonly closed: boolean;
+}
+
+/**
+ * Sends the head of a signed delivery declaring the whole body, then `send` writes what it likes; resolves when
+ * the server closes the connection, or after `waitMs` (generous: only order is asserted, never speed).
+ */
+function exchange(
+  url: string,
+  head: Record<string, string>,
+  body: string,
+  send: (write: (chunk: string) => void) => () => void,
+  waitMs = 15_000,
+): Promise<Exchange> {
+  const { hostname, port, pathname } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname);
+    let text = '';
+    let stop = (): void => {};
+    const settle = (closed: boolean): void => {
+      clearTimeout(timer);
+      stop();
+      socket.destroy();
+      resolve({ text, closed });
+    };
+    const timer = setTimeout(() => settle(false), waitMs);
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => {
+      text += chunk;
+    });
+    socket.on('end', () => settle(true));
+    socket.on('close', () => settle(true));
+    socket.on('error', () => settle(true));
+    socket.on('connect', () => {
+      const lines = [`POST ${pathname} HTTP/1.1`, `host: ${hostname}:${port}`];
+      for (const [name, value] of Object.entries(head)) lines.push(`${name}: ${value}`);
+      lines.push(`content-length: ${Buffer.byteLength(body)}`);
+      socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+      stop = send((chunk) => {
+        if (!socket.destroyed) socket.write(chunk);
+      });
+    });
+  });
+}
+
+const opened: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((close) => close()));
+});
+
+for (const [name, mount] of Object.entries(adapters)) {
+  describe(`bodyTimeoutMs on ${name}`, () => {
+    const start = async () => {
+      const receiver = createReceiver({ secret: CONTRACT_SECRET, bodyTimeoutMs: 300 });
+      let handled = 0;
+      receiver.on('leave.approved', () => {
+        handled++;
+      });
+      const app = await mount(receiver);
+      opened.push(async () => {
+        await app.close();
+        await receiver.close();
+      });
+      return { app, handled: () => handled };
+    };
+
+    it('answers 408 body_timeout and closes a body declared longer than it is sent', async () => {
+      const { app, handled } = await start();
+      const delivery = await leaveApproved();
+      const result = await exchange(app.url, delivery.headers, delivery.body, (write) => {
+        write(delivery.body.slice(0, 20));
+        return () => {};
+      });
+      expect(result.closed).toBe(true);
+      expect(result.text).toMatch(/^HTTP\/1\.1 408 /);
+      expect(result.text.toLowerCase()).toContain('connection: close');
+      expect(result.text).toContain('{"error":"body_timeout"}');
+      expect(handled()).toBe(0);
+    });
+
+    it('answers 408 body_timeout and closes a body that trickles in', async () => {
+      const { app, handled } = await start();
+      const delivery = await leaveApproved();
+      let sent = 0;
+      const result = await exchange(app.url, delivery.headers, delivery.body, (write) => {
+        // One byte every 50 ms: the whole body would take tens of seconds, each byte well within any idle timeout.
+        const timer = setInterval(() => write(delivery.body[sent++] ?? ' '), 50);
+        return () => clearInterval(timer);
+      });
+      expect(result.closed).toBe(true);
+      expect(result.text).toMatch(/^HTTP\/1\.1 408 /);
+      expect(result.text).toContain('{"error":"body_timeout"}');
+      expect(sent).toBeLessThan(delivery.body.length);
+      expect(handled()).toBe(0);
+    });
+
+    it('still takes a whole body that comes in time', async () => {
+      const { app, handled } = await start();
+      const delivery = await leaveApproved();
+      const result = await exchange(
+        app.url,
+        { ...delivery.headers, connection: 'close' },
+        delivery.body,
+        (write) => {
+          write(delivery.body);
+          return () => {};
+        },
+      );
+      expect(result.text).toMatch(/^HTTP\/1\.1 202 /);
+      await expect.poll(handled).toBe(1);
+    });
+  });
+}
+
+describe('bodyTimeoutMs option', () => {
+  it('defaults to 10 000 and refuses what cannot be a deadline', () => {
+    expect(createReceiver({ secret: CONTRACT_SECRET }).bodyTimeoutMs).toBe(10_000);
+    expect(() => createReceiver({ secret: CONTRACT_SECRET, bodyTimeoutMs: 0 })).toThrow(/bodyTimeoutMs/);
+  });
+});
+
+// The Pages Router handler reads the body itself: it must use the receiver's bodyTimeoutMs, not the default 10 s.
+describe("the Next Pages Router handler's read deadline", () => {
+  it("is the receiver's bodyTimeoutMs", async () => {
+    const receiver = createReceiver({ secret: CONTRACT_SECRET, bodyTimeoutMs: 300 });
+    receiver.on('leave.approved', () => {});
+    const app = await adapters['Next Pages Router']!(receiver);
+    opened.push(async () => {
+      await app.close();
+      await receiver.close();
+    });
+    const delivery = await leaveApproved();
+    // Answered long before the 10 s default could pass (the bound is 16 times the configured 300 ms).
+    const result = await exchange(
+      app.url,
+      delivery.headers,
+      delivery.body,
+      (write) => {
+        write(delivery.body.slice(0, 20));
+        return () => {};
+      },
+      5000,
+    );
+    expect(result.closed).toBe(true);
+    expect(result.text).toContain('{"error":"body_timeout"}');
+  });
+});
