@@ -1,14 +1,15 @@
 // `workforce-webhooks check`: a running endpoint against the spec's receiver rules, as a pass/fail table.
 import type { CheckResult } from './checks.js';
 import { runChecks } from './checks.js';
-import { type CliIo, integer, parse, required, UsageError } from './io.js';
+import { DATA_HELP, readData } from './data.js';
+import { type CliIo, integer, parse, required, SECRET_HELP, secretOf, UsageError } from './io.js';
 
 /**
  * Help text of `check`.
  * @example
  * io.stdout(CHECK_USAGE);
  */
-export const CHECK_USAGE = `Usage: workforce-webhooks check --url <url> --secret <whsec_...> [--timeout-ms 10000]
+export const CHECK_USAGE: string = `Usage: workforce-webhooks check --url <url> [--secret <whsec_...>] [--timeout-ms 10000]
 
 Checks a running endpoint against the Workforce Service's receiver rules, with real signed deliveries:
   - a forged and a stale signature are answered 400
@@ -16,14 +17,16 @@ Checks a running endpoint against the Workforce Service's receiver rules, with r
   - the same event again, with a new delivery id, is answered 2xx (a refused duplicate is retried for two days)
   - an unknown event type is answered 2xx
   - no answer is a 3xx, also for the URL with or without a trailing slash
-Prints a pass/fail table with the reason for each failure; exits 1 when any check fails.
+Prints a pass/fail table, then for each failure the answer's status and body and what to look at first;
+exits 1 when any check fails. Every delivery's data carries "workforceWebhooksCheck": true, so your
+handlers can skip them: if ('workforceWebhooksCheck' in event.data) return;
 
 Options:
   --url          the endpoint
-  --secret       the endpoint's signing secret
+${SECRET_HELP}
   --timeout-ms   the answer-time limit (default 10000)
   --type         the type of the valid deliveries (default webhook.test)
-  --data         their data as a JSON object (default {})
+${DATA_HELP}
   -h, --help     show this help
 `;
 
@@ -39,6 +42,7 @@ export async function check(argv: readonly string[], io: CliIo): Promise<number>
     'timeout-ms': { type: 'string' },
     type: { type: 'string' },
     data: { type: 'string' },
+    'data-file': { type: 'string' },
   });
   if (values.help) {
     io.stdout(CHECK_USAGE);
@@ -46,14 +50,9 @@ export async function check(argv: readonly string[], io: CliIo): Promise<number>
   }
   const url = required(values.url, '--url');
   if (!URL.canParse(url)) throw new UsageError(`--url is not a URL: ${url}`);
-  const secret = required(values.secret, '--secret');
+  const secret = secretOf(values.secret, io);
   const timeoutMs = integer(values['timeout-ms'], '--timeout-ms', 10_000);
-  let data: Record<string, unknown> | undefined;
-  try {
-    data = values.data === undefined ? undefined : JSON.parse(values.data);
-  } catch {
-    throw new UsageError('--data must be a JSON object');
-  }
+  const data = await readData(values.data, values['data-file']);
   io.stderr(`Checking ${url}\n`);
   const results = await runChecks({
     url,
@@ -67,6 +66,7 @@ export async function check(argv: readonly string[], io: CliIo): Promise<number>
     },
   });
   io.stdout(table(results));
+  io.stdout(failures(results));
   const failed = results.filter((r) => !r.ok).length;
   io.stdout(
     failed === 0
@@ -90,4 +90,18 @@ function table(results: readonly CheckResult[]): string {
         .trimEnd(),
     )
     .join('\n')}\n`;
+}
+
+/** Each failure with the endpoint's answer (status and body) and a hint, after the table. */
+function failures(results: readonly CheckResult[]): string {
+  const failed = results.filter((r) => !r.ok && r.status !== undefined);
+  if (failed.length === 0) return '';
+  const blocks = failed.map((r) =>
+    [
+      `${r.name}:`,
+      `  answer: ${r.status} ${r.body === '' ? '(empty body)' : r.body!.replace(/\s+/g, ' ')}`,
+      ...(r.hint !== undefined ? [`  hint:   ${r.hint}`] : []),
+    ].join('\n'),
+  );
+  return `\nFailures:\n\n${blocks.join('\n\n')}\n`;
 }

@@ -1,5 +1,6 @@
 // The receiver rules of the spec as checks against a running endpoint, one signed delivery each.
-import { createSignedDelivery, type SignedDelivery } from '../testing/index.js';
+import { createSignedDelivery, type SignedDelivery, sampleEventData } from '../testing/index.js';
+import { hintFor } from './hints.js';
 import { type PostResult, postDelivery } from './post.js';
 
 /** The outcome of one check: the answer seen and, on failure, why it breaks the spec. */
@@ -9,7 +10,20 @@ export interface CheckResult {
   /** `202 in 12 ms`, or what happened instead. */
   readonly answer: string;
   readonly reason?: string;
+  /** The endpoint's answer, when there was one: its status and the start of its body. */
+  readonly status?: number;
+  readonly body?: string;
+  /** On failure, what to look at first, read from the answer (`signature_mismatch`, `raw_body_unavailable`...). */
+  readonly hint?: string;
 }
+
+/**
+ * The field `check` adds to the data of each of its deliveries, so an `onAny` handler can skip them:
+ * `if (CHECK_MARKER in event.data) return;`.
+ * @example
+ * receiver.onAny((event) => { if ('workforceWebhooksCheck' in event.data) return; audit(event); });
+ */
+export const CHECK_MARKER = 'workforceWebhooksCheck';
 
 /** Options of `runChecks`. */
 export interface CheckOptions {
@@ -19,6 +33,7 @@ export interface CheckOptions {
   readonly timeoutMs?: number;
   /** The type of the valid deliveries; default `webhook.test` (what the service's Test action sends). */
   readonly type?: string;
+  /** The data of the valid deliveries; default the type's sample. `workforceWebhooksCheck: true` is added. */
   readonly data?: Record<string, unknown>;
   /** Called before each check (`name`) and after it (`result`). */
   readonly onProgress?: (index: number, total: number, name: string, result?: CheckResult) => void;
@@ -46,9 +61,11 @@ export async function runChecks({
   secret,
   timeoutMs = 10_000,
   type = 'webhook.test',
-  data = {},
+  data: given,
   onProgress,
 }: CheckOptions): Promise<CheckResult[]> {
+  // Marked, so the endpoint's own handlers can tell check's deliveries from the service's.
+  const data = { ...(given ?? sampleEventData(type)), [CHECK_MARKER]: true };
   const valid = await createSignedDelivery({ secret, type, data });
   const slash = url.endsWith('/') ? url.slice(0, -1) : `${url}/`;
   const checks: Check[] = [
@@ -96,7 +113,8 @@ export async function runChecks({
     {
       name: 'unknown event type answered 2xx',
       label: 'unknown type',
-      delivery: () => createSignedDelivery({ secret, type: `check.unknown_${Date.now()}`, data: {} }),
+      delivery: () =>
+        createSignedDelivery({ secret, type: `check.unknown_${Date.now()}`, data: { [CHECK_MARKER]: true } }),
       judge: (s) =>
         is2xx(s)
           ? undefined
@@ -152,14 +170,21 @@ function judge(check: Check, answer: PostResult, redirects: string[]): CheckResu
       name: check.name,
       ok: false,
       answer: seen,
+      status: answer.status,
+      body: answer.body.slice(0, 500),
       reason: `redirected (${target}); answer at the URL itself (spec rule 5)`,
+      hint: 'mount the receiver at the exact URL the service sends to, with no redirect in front (trailing slash, http to https, a login page)',
     };
   }
   const reason = check.judge(answer.status);
+  const hint = reason === undefined ? undefined : hintFor(answer.status, answer.body);
   return {
     name: check.name,
     ok: reason === undefined,
     answer: seen,
+    status: answer.status,
+    body: answer.body.slice(0, 500),
     ...(reason !== undefined ? { reason } : {}),
+    ...(hint !== undefined ? { hint } : {}),
   };
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The `workforce-webhooks` command: sign, send, check, mock.
+// The `workforce-webhooks` command: sign, send, check, mock, migrate, dead-letters.
 import { processIo } from './io.js';
 import { runCli } from './run.js';
 

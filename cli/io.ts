@@ -1,4 +1,5 @@
 // What the CLI reads and writes, passed in so tests run it in-process with their own streams.
+import { createInterface } from 'node:readline';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 
 /** The CLI's outside world. */
@@ -8,6 +9,12 @@ export interface CliIo {
   stderr(text: string): void;
   /** The whole of standard input, as bytes. */
   stdin(): Promise<Uint8Array>;
+  /** Standard input line by line, as typed (`mock --deliver-to` reads commands there), until `signal` aborts. */
+  lines?(signal?: AbortSignal): AsyncIterable<string>;
+  /** The environment (`WORKFORCE_WEBHOOK_SECRET`); default none. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Whether a person can answer on standard input (a terminal): commands that ask a confirmation need one. */
+  readonly interactive?: boolean;
   /** Aborted to stop a long-running command (`mock`): SIGINT / SIGTERM in the real CLI. */
   readonly signal?: AbortSignal;
 }
@@ -53,6 +60,28 @@ export function required(value: string | undefined, name: string): string {
   return value;
 }
 
+/** The environment variable `--secret` falls back to. */
+export const SECRET_ENV = 'WORKFORCE_WEBHOOK_SECRET';
+
+/**
+ * Help lines of `--secret`, the same in every command that signs.
+ * @example
+ * `Options:\n${SECRET_HELP}`
+ */
+export const SECRET_HELP: string = `  --secret       the endpoint's signing secret; default $${SECRET_ENV}. Prefer the variable: a secret
+                 typed on the command line lands in your shell history`;
+
+/**
+ * `--secret`, else `$WORKFORCE_WEBHOOK_SECRET`, else a `UsageError` naming both.
+ * @example
+ * const secret = secretOf(values.secret, io);
+ */
+export function secretOf(value: string | undefined, io: CliIo): string {
+  const secret = value ?? io.env?.[SECRET_ENV];
+  if (secret === undefined || secret === '') throw new UsageError(`--secret (or $${SECRET_ENV}) is required`);
+  return secret;
+}
+
 /**
  * A whole number option, or a `UsageError`.
  * @example
@@ -81,6 +110,14 @@ export function processIo(): CliIo {
       for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
       return Buffer.concat(chunks);
     },
+    lines(signal) {
+      const reader = createInterface({ input: process.stdin, terminal: false });
+      // Closing it releases standard input, so the process can end once the command is done.
+      signal?.addEventListener('abort', () => reader.close(), { once: true });
+      return reader;
+    },
+    env: process.env,
+    interactive: process.stdin.isTTY === true,
     // Installed only by a command that asks for it (`mock`), so Ctrl-C still ends the others at once.
     get signal() {
       if (controller === undefined) {

@@ -1,22 +1,31 @@
 // `workforce-webhooks mock`: the local Workforce Service, until interrupted.
+import { isCalendarDate } from '../api/dates.js';
 import { createMockService } from '../testing/mock-service/index.js';
-import { type CliIo, integer, parse, UsageError } from './io.js';
+import { type CliIo, integer, parse, SECRET_ENV, UsageError } from './io.js';
+import { CONSOLE_HELP, runConsole, sampleIds } from './mock-console.js';
 
 /**
  * Help text of `mock`.
  * @example
  * io.stdout(MOCK_USAGE);
  */
-export const MOCK_USAGE = `Usage: workforce-webhooks mock [--port <port>] [--today YYYY-MM-DD]
+export const MOCK_USAGE: string = `Usage: workforce-webhooks mock [--port <port>] [--today YYYY-MM-DD] [--deliver-to <url> [--secret <whsec_...>]]
 
 Runs the mock Workforce Service on 127.0.0.1: the read API (Leave and Attendance) over fixture data,
 with bearer keys scoped by organisation and permission and the 300 requests a minute limit. Prints the
-base URL and the API keys, and runs until interrupted (Ctrl-C).
+base URL, the API keys and sample ids it serves, and runs until interrupted (Ctrl-C).
+
+With --deliver-to, it also sends its events to your endpoint, signed and retried like the service's,
+and reads commands on standard input to make them happen: approve, reject or cancel leave, approve an
+attendance exception, run an absence report (type help once it runs).
 
 Options:
-  --port        the port (default 4010; 0 picks a free one)
-  --today       the mock's today, around which the fixtures are built (default today, UTC)
-  -h, --help    show this help
+  --port         the port (default 4010; 0 picks a free one)
+  --today        the mock's today, around which the fixtures are built (default today, UTC)
+  --deliver-to   your webhook endpoint's URL
+  --secret       the secret to sign with; default $${SECRET_ENV}, else a new one, printed. Prefer the
+                 variable: a secret typed on the command line lands in your shell history
+  -h, --help     show this help
 `;
 
 /**
@@ -25,14 +34,26 @@ Options:
  * await mock(['--port', '4010'], io);
  */
 export async function mock(argv: readonly string[], io: CliIo): Promise<number> {
-  const { values } = parse(argv, { port: { type: 'string' }, today: { type: 'string' } });
+  const { values } = parse(argv, {
+    port: { type: 'string' },
+    today: { type: 'string' },
+    'deliver-to': { type: 'string' },
+    secret: { type: 'string' },
+  });
   if (values.help) {
     io.stdout(MOCK_USAGE);
     return 0;
   }
   const port = integer(values.port, '--port', 4010);
-  if (values.today !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(values.today))
-    throw new UsageError('--today must be YYYY-MM-DD');
+  // A real day, not only its shape: 2026-02-30 would build fixtures around a day the calendar lacks.
+  if (values.today !== undefined && !isCalendarDate(values.today))
+    throw new UsageError(`--today ${values.today} is not a real day; give one written YYYY-MM-DD`);
+  const deliverTo = values['deliver-to'];
+  if (deliverTo !== undefined && !/^https?:\/\//.test(deliverTo))
+    throw new UsageError(`--deliver-to must be an http(s) URL, got ${JSON.stringify(deliverTo)}`);
+  if (deliverTo === undefined && values.secret !== undefined)
+    throw new UsageError('--secret signs what --deliver-to sends: give --deliver-to too');
+  const today = values.today ?? new Date().toISOString().slice(0, 10);
   const service = await createMockService({
     port,
     ...(values.today !== undefined ? { today: values.today } : {}),
@@ -46,6 +67,16 @@ export async function mock(argv: readonly string[], io: CliIo): Promise<number> 
     `Mock Workforce Service running\n  base URL           ${service.baseUrl}\n  organization       ${service.organizationId}\nAPI keys:\n${keys.join('\n')}\n` +
       '(full: Leave + Attendance; leave / attendance: one each; people: neither; otherOrganization: another organisation)\n',
   );
+  io.stdout(sampleIds(service));
+  if (deliverTo !== undefined) {
+    const given = values.secret ?? io.env?.[SECRET_ENV];
+    const { secret } = service.subscribe(deliverTo, given ? { secret: given } : {});
+    // A secret the user gave is theirs: never echo it. A new one must be shown, or nothing could verify.
+    io.stdout(
+      `Delivering every event to ${deliverTo}, signed with ${given ? `the secret from ${values.secret ? '--secret' : `$${SECRET_ENV}`}` : `a new secret: ${secret}`}\n${CONSOLE_HELP}`,
+    );
+    void runConsole(service, io, today);
+  }
   await new Promise<void>((resolve) => {
     if (io.signal === undefined || io.signal.aborted) return resolve();
     io.signal.addEventListener('abort', () => resolve(), { once: true });

@@ -1,9 +1,12 @@
 // The CLI's dispatcher: one command per file, `--help` everywhere, errors as one line and a non-zero exit.
 import { CHECK_USAGE, check } from './check.js';
+import { DEAD_LETTERS_USAGE, deadLetters } from './dead-letters.js';
 import { type CliIo, UsageError } from './io.js';
+import { MIGRATE_USAGE, migrate } from './migrate.js';
 import { MOCK_USAGE, mock } from './mock.js';
 import { SEND_USAGE, send } from './send.js';
 import { SIGN_USAGE, sign } from './sign.js';
+import { packageVersion } from './version.js';
 
 /**
  * Help text of the CLI.
@@ -17,8 +20,10 @@ Commands:
   send    send one signed delivery to an endpoint and print the answer
   check   check a running endpoint against the spec's receiver rules
   mock    run the mock Workforce Service (read API) and print its keys
+  migrate create the Postgres store's table (workforce-webhooks/postgres)
+  dead-letters  list, replay or discard a deployed BullMQ queue's dead letters
 
-Run workforce-webhooks <command> --help for a command's options.
+Run workforce-webhooks <command> --help for a command's options; --version prints the version.
 `;
 
 const commands: Record<
@@ -29,6 +34,8 @@ const commands: Record<
   send: { run: send, usage: SEND_USAGE },
   check: { run: check, usage: CHECK_USAGE },
   mock: { run: mock, usage: MOCK_USAGE },
+  migrate: { run: migrate, usage: MIGRATE_USAGE },
+  'dead-letters': { run: deadLetters, usage: DEAD_LETTERS_USAGE },
 };
 
 /**
@@ -39,6 +46,10 @@ const commands: Record<
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === '--version' || name === '-v' || name === 'version') {
+    io.stdout(`${packageVersion()}\n`);
+    return 0;
+  }
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     const topic = name === 'help' && rest[0] !== undefined ? commands[rest[0]] : undefined;
     io.stdout(topic?.usage ?? USAGE);

@@ -1,6 +1,7 @@
 // `workforce-webhooks send`: one signed delivery to an endpoint, and its answer.
 import { createSignedDelivery } from '../testing/index.js';
-import { type CliIo, integer, parse, required, UsageError } from './io.js';
+import { DATA_HELP, readData } from './data.js';
+import { type CliIo, integer, parse, required, SECRET_HELP, secretOf } from './io.js';
 import { postDelivery } from './post.js';
 
 /**
@@ -8,16 +9,18 @@ import { postDelivery } from './post.js';
  * @example
  * io.stdout(SEND_USAGE);
  */
-export const SEND_USAGE = `Usage: workforce-webhooks send --url <url> --secret <whsec_...> --type <event type> [--data '<json>']
+export const SEND_USAGE: string = `Usage: workforce-webhooks send --url <url> --type <event type> [--secret <whsec_...>] [--data '<json>']
 
 Sends one delivery signed like the Workforce Service's and prints the answer. Exits 0 on a 2xx answer,
-1 otherwise.
+1 otherwise. Without --data, the data is a realistic sample of the type: leave.approved with the spec's
+seven fields, attendance.absence_report.completed with a reportId, the other named types with the ids of
+their area and "sample": true.
 
 Options:
   --url          the endpoint
-  --secret       the endpoint's signing secret
   --type         the event type, e.g. leave.approved
-  --data         the event's data as a JSON object (default {})
+${SECRET_HELP}
+${DATA_HELP}
   --id           the event id (default: a new uuid; reuse one to send a redelivery)
   --timeout-ms   how long to wait for the answer (default 10000, the service's limit)
   -h, --help     show this help
@@ -34,6 +37,7 @@ export async function send(argv: readonly string[], io: CliIo): Promise<number> 
     secret: { type: 'string' },
     type: { type: 'string' },
     data: { type: 'string' },
+    'data-file': { type: 'string' },
     id: { type: 'string' },
     'timeout-ms': { type: 'string' },
   });
@@ -42,25 +46,20 @@ export async function send(argv: readonly string[], io: CliIo): Promise<number> 
     return 0;
   }
   const url = required(values.url, '--url');
-  const secret = required(values.secret, '--secret');
   const type = required(values.type, '--type');
+  const secret = secretOf(values.secret, io);
   const timeoutMs = integer(values['timeout-ms'], '--timeout-ms', 10_000);
-  let data: Record<string, unknown> = {};
-  if (values.data !== undefined) {
-    try {
-      data = JSON.parse(values.data);
-    } catch {
-      throw new UsageError('--data must be a JSON object');
-    }
-    if (typeof data !== 'object' || data === null || Array.isArray(data))
-      throw new UsageError('--data must be a JSON object');
-  }
+  const data = await readData(values.data, values['data-file']);
   const delivery = await createSignedDelivery({
     secret,
     type,
-    data,
+    ...(data !== undefined ? { data } : {}),
     ...(values.id ? { id: values.id } : {}),
   });
+  if (data === undefined)
+    io.stderr(
+      `Sending sample data (--data or --data-file for your own): ${JSON.stringify(delivery.event.data)}\n`,
+    );
   const result = await postDelivery(url, delivery, timeoutMs);
   if ('error' in result) {
     io.stderr(`workforce-webhooks: ${result.error}\n`);

@@ -1,21 +1,21 @@
 // `workforce-webhooks sign`: the Svc-Signature header of the body on standard input.
 import { signPayload } from '../src/signature.js';
-import { type CliIo, integer, parse, required } from './io.js';
+import { type CliIo, integer, parse, SECRET_HELP, secretOf } from './io.js';
 
 /**
  * Help text of `sign`.
  * @example
  * io.stdout(SIGN_USAGE);
  */
-export const SIGN_USAGE = `Usage: workforce-webhooks sign --secret <whsec_...> [--timestamp <unix seconds>] < body.json
+export const SIGN_USAGE: string = `Usage: workforce-webhooks sign [--secret <whsec_...>] [--timestamp <unix seconds>] < body.json
 
 Prints the Svc-Signature header for the exact bytes on standard input (a trailing newline is part of
 the body: use printf or a file written without one to sign what you will send).
 
 Options:
-  --secret      the endpoint's signing secret
-  --timestamp   the signature's t, in unix seconds (default: now)
-  -h, --help    show this help
+${SECRET_HELP}
+  --timestamp    the signature's t, in unix seconds (default: now)
+  -h, --help     show this help
 `;
 
 /**
@@ -29,7 +29,7 @@ export async function sign(argv: readonly string[], io: CliIo): Promise<number> 
     io.stdout(SIGN_USAGE);
     return 0;
   }
-  const secret = required(values.secret, '--secret');
+  const secret = secretOf(values.secret, io);
   const timestamp = integer(values.timestamp, '--timestamp', Math.floor(Date.now() / 1000));
   io.stdout(`${await signPayload({ payload: await io.stdin(), secret, timestamp })}\n`);
   return 0;

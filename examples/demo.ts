@@ -21,7 +21,6 @@ const { app, receiver } = createExampleApp({
   log: report,
 });
 
-// #region api
 receiver.on('leave.approved', async (event, ctx) => {
   // Spec rule 4: events can arrive out of order, so read the record as it is now rather than trust the event.
   const request = await ctx.api.leave.getRequest(event.data.leaveRequestId);
@@ -29,7 +28,6 @@ receiver.on('leave.approved', async (event, ctx) => {
     `api: ${request.employeeName}, ${request.leaveTypeName} ${request.startDate}..${request.endDate}, ${request.leaveStatus}`,
   );
 });
-// #endregion api
 
 const server = app.listen(0, '127.0.0.1');
 await new Promise((resolve) => server.once('listening', resolve));

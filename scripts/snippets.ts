@@ -36,6 +36,29 @@ export function sync(markdown: string): { text: string; stale: string[] } {
   return { text: lines.join('\n'), stale };
 }
 
+/** A fenced TypeScript block of a document: the example file it comes from (by its snippet marker), if any. */
+export interface CodeBlock {
+  /** The `examples/...` path of its snippet marker; undefined when the block has no marker. */
+  readonly source: string | undefined;
+  readonly code: string;
+  /** 1-based line of the opening fence. */
+  readonly line: number;
+}
+
+/** Every fenced `ts` block of a document, with the example file its snippet marker names. */
+export function typescriptBlocks(markdown: string): CodeBlock[] {
+  const lines = markdown.split('\n');
+  const blocks: CodeBlock[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i]!.trim() !== '```ts') continue;
+    const close = lines.findIndex((line, j) => j > i && line.trim() === '```');
+    const marker = MARKER.exec(lines[i - 1] ?? '');
+    blocks.push({ source: marker?.[1], code: lines.slice(i + 1, close).join('\n'), line: i + 1 });
+    i = close;
+  }
+  return blocks;
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const file = `${root}README.md`;
   const { text, stale } = sync(readFileSync(file, 'utf8'));

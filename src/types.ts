@@ -1,6 +1,7 @@
 // The event types: one map from event type to payload, and the shapes derived from it.
 import type { ApiClient } from '../api/client.js';
 import type { Logger } from './logger.js';
+import type { HandlerTransaction } from './transaction.js';
 
 /** `data` of `leave.approved` (spec "Delivery format"). Dates are calendar dates written `YYYY-MM-DDT00:00:00`, no zone. */
 export type LeaveApprovedData = {
@@ -84,11 +85,25 @@ type Prefixes<T extends string> = T extends `${infer Head}.${infer Rest}`
   ? Head | `${Head}.${Prefixes<Rest>}`
   : never;
 
-/** What `on` accepts: a known type, a known prefix with `.*`, or any other string (typed loosely). */
-export type EventPattern<M> = EventName<M> | `${Prefixes<EventName<M>>}.*` | (string & {});
+declare const unknownTypeBrand: unique symbol;
 
-/** The types a pattern selects: `leave.*` gives every `leave.` type of the map. */
-export type TypesOf<M, P extends string> = P extends `${infer Prefix}.*`
+/**
+ * An event type (or `prefix.*`) the map does not name, marked on purpose with `unknownType('x.y')`: the one way
+ * past `on()`'s check, so a typo never is. Its events are typed loosely (`data: Record<string, unknown>`).
+ */
+export type UnknownEventType<T extends string = string> = T & { readonly [unknownTypeBrand]: T };
+
+/**
+ * What `on` accepts: a type of the map, a `prefix.*` of its types, or an `unknownType(...)`. Any other string
+ * is a compile error, as Octokit refuses `'issues.opend'`.
+ */
+export type EventPattern<M> = EventName<M> | `${Prefixes<EventName<M>>}.*` | UnknownEventType;
+
+/** The types a pattern selects: `leave.*` gives every `leave.` type of the map; an unknown type gives itself. */
+export type TypesOf<M, P extends string> =
+  P extends UnknownEventType<infer T> ? LooseTypesOf<M, T> : LooseTypesOf<M, P>;
+
+type LooseTypesOf<M, P extends string> = P extends `${infer Prefix}.*`
   ? [Extract<EventName<M>, `${Prefix}.${string}`>] extends [never]
     ? string
     : Extract<EventName<M>, `${Prefix}.${string}`>
@@ -103,11 +118,22 @@ export interface HandlerContext {
   /** Aborted when the attempt times out or the receiver shuts down: pass it to `fetch` and friends. */
   readonly signal: AbortSignal;
   readonly logger: Logger;
+  /** With `createReceiver({ ordering })`: the record key the event was ordered by; undefined when not ordered. */
+  readonly orderingKey: string | undefined;
+  /** With `ordering.stale: 'run'`: true when a newer event of the same key was already handled. */
+  readonly stale: boolean;
   /**
    * The read-API client given to `createReceiver({ api })`, to fetch the current record rather than trust
    * the order of events (spec rule 4). Reading it when no client was given throws a `ConfigurationError`.
    */
   readonly api: ApiClient;
+  /**
+   * The event's database transaction (with `workforce-webhooks/postgres`, a `pg` client inside `BEGIN`), opened
+   * by the attempt's first call and shared by its handlers. The receiver commits it with the event's done mark
+   * once every handler succeeded, and rolls it back on a failure, a timeout or a crash, so its writes happen
+   * exactly once. Rejects with a `ConfigurationError` when the store has no transactions.
+   */
+  transaction(): Promise<HandlerTransaction>;
 }
 
 /** A function run for matching events; throw (or reject) to have it retried. */

@@ -1,7 +1,7 @@
 // The README's code blocks are regions of examples/ files (which smoke tests run), so they cannot rot.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { sync } from '../scripts/snippets.js';
+import { sync, typescriptBlocks } from '../scripts/snippets.js';
 
 describe('README', () => {
   const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
@@ -10,12 +10,23 @@ describe('README', () => {
     expect(sync(readme).stale).toEqual([]);
   });
 
-  it('claims no runtime dependency only while package.json has none', () => {
+  it('takes every TypeScript block from a file in examples/, which the tests compile and run', () => {
+    const blocks = typescriptBlocks(readme);
+    expect(blocks.length).toBeGreaterThan(10);
+    expect(
+      blocks.filter((block) => block.source === undefined).map((block) => `README line ${block.line}`),
+    ).toEqual([]);
+  });
+
+  it('names every runtime dependency package.json declares, and no other', () => {
     const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
       dependencies?: Record<string, string>;
     };
-    expect(readme.replace(/\s+/g, ' ')).toContain('no runtime dependency of its own');
-    expect(pkg.dependencies ?? {}).toEqual({});
+    const declared = Object.keys(pkg.dependencies ?? {}).sort();
+    const paragraph = /Its own runtime dependencies are ([^.]*)\./.exec(readme.replace(/\s+/g, ' '));
+    expect(paragraph, 'the README says which runtime dependencies the package has').not.toBeNull();
+    const named = [...paragraph![1]!.matchAll(/`([^`]+)` \(/g)].map((match) => match[1]).sort();
+    expect(named).toEqual(declared);
   });
 
   it('gives the two set-up commands', () => {

@@ -2,13 +2,16 @@
 import { CURRENT_API_VERSION } from '../src/envelope.js';
 import { type Secret, signPayload } from '../src/signature.js';
 import type { EventDataMap, UnknownEventData, WorkforceEvent } from '../src/types.js';
+import { sampleEventData } from './samples.js';
 
 export { signPayload } from '../src/signature.js';
+export { SAMPLE_IDS, type SampleData, type SampleOptions, sampleEventData } from './samples.js';
 
 /** Options of `createSignedDelivery`. */
 export interface SignedDeliveryOptions<T extends string> {
   readonly secret: Secret;
   readonly type: T;
+  /** Default: a realistic sample of the type (`sampleEventData(type)`). */
   readonly data?: T extends keyof EventDataMap ? EventDataMap[T] : UnknownEventData;
   /** Event id; default a random uuid. Reuse one to simulate a redelivery. */
   readonly id?: string;
@@ -35,7 +38,8 @@ export interface SignedDelivery<T extends string> {
 export const TEST_ORGANIZATION_ID = '00000000-0000-4000-8000-000000000001';
 
 /**
- * Builds a delivery signed like the Workforce Service's, for supertest, `fetch` or `receiver.handle`.
+ * Builds a delivery signed like the Workforce Service's, for supertest, `fetch` or `receiver.handle`; without
+ * `data`, the type's realistic sample.
  * @example
  * const delivery = await createSignedDelivery({ secret: 'whsec_test', type: 'leave.approved', data });
  * await request(app).post('/webhooks/workforce').set(delivery.headers).send(delivery.body).expect(202);
@@ -46,7 +50,8 @@ export async function createSignedDelivery<T extends string>(
   const {
     secret,
     type,
-    data = {},
+    // A handler written for the type's fields gets them, rather than `{}` and a TypeError in the background.
+    data = sampleEventData(type),
     id = crypto.randomUUID(),
     timestamp = Math.floor(Date.now() / 1000),
     occurredAt = new Date().toISOString(),

@@ -49,8 +49,9 @@ export function createExampleApp({
   );
 
   const app = express();
-  // The webhook route comes before any JSON parser, so it receives the raw bytes its signature covers.
-  app.post('/webhooks/workforce', createExpressMiddleware(receiver));
+  // The webhook route comes before any JSON parser, so it receives the raw bytes its signature covers. `app.all`:
+  // the receiver answers every method on its path (anything but POST: 405 with `Allow: POST`).
+  app.all('/webhooks/workforce', createExpressMiddleware(receiver));
   app.use(express.json());
   app.get('/health', (_req, res) => {
     res.json({ ok: true });

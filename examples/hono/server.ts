@@ -42,7 +42,7 @@ export function createExampleApp({
   const app = new Hono();
   // No validator or body-reading middleware on this route: Hono caches the first read of a body, and a
   // `c.req.json()` before the handler leaves only re-serialised JSON, which no signature covers.
-  app.post('/webhooks/workforce', createHonoHandler(receiver));
+  app.all('/webhooks/workforce', createHonoHandler(receiver)); // every method: 405 but for POST
   app.post('/api/echo', async (c) => c.json(await c.req.json()));
   // #endregion quickstart
   return { app, receiver };

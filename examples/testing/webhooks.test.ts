@@ -1,17 +1,17 @@
 // How to test your own handlers: signed deliveries with supertest, and the local mock service end to end.
-// #region supertest
+// #region test
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { createApiClient } from 'workforce-webhooks/api';
 import { createMockService, createSignedDelivery } from 'workforce-webhooks/testing';
-import { createExampleApp } from '../express/server.js';
+import { createApp } from './app.js';
 
 const secret = 'whsec_test_only';
 
 describe('my webhook route', () => {
   it('accepts a signed leave.approved and runs the handler once', async () => {
     const lines: string[] = [];
-    const { app, receiver } = createExampleApp({ secret, log: (line) => lines.push(line) });
+    const { app, receiver } = createApp({ secret, log: (line) => lines.push(line) });
     const delivery = await createSignedDelivery({
       secret,
       type: 'leave.approved',
@@ -32,15 +32,11 @@ describe('my webhook route', () => {
 
     expect(lines.filter((line) => line.startsWith('calendar:'))).toHaveLength(1);
   });
-});
-// #endregion supertest
 
-describe('against the local mock service', () => {
-  it('gets leave.approved from a state change and reads the request back through the API', async () => {
-    // #region mock
+  it('gets leave.approved from the local mock service and reads the request back through the API', async () => {
     const mock = await createMockService();
     const api = createApiClient({ apiKey: mock.apiKeys.full, baseUrl: mock.baseUrl });
-    const { app, receiver } = createExampleApp({ secret, api, log: () => {} });
+    const { app, receiver } = createApp({ secret, api, log: () => {} });
     const fetched: string[] = [];
     receiver.on('leave.approved', async (event, ctx) => {
       const leave = await ctx.api.leave.getRequest(event.data.leaveRequestId);
@@ -51,7 +47,8 @@ describe('against the local mock service', () => {
     const { port } = server.address() as { port: number };
     mock.subscribe(`http://127.0.0.1:${port}/webhooks/workforce`, { secret });
 
-    const pending = mock.state.leaveRequests.find((leave) => leave.statusId === 0)!;
+    const pending = mock.state.leaveRequests.find((leave) => leave.statusId === 0);
+    if (pending === undefined) throw new Error('the mock has no pending leave request');
     const emission = await mock.approveLeave(pending.id);
     expect(emission.attempts[0]?.status).toBe(202);
 
@@ -59,6 +56,6 @@ describe('against the local mock service', () => {
     server.close();
     await mock.close();
     expect(fetched).toEqual(['Approved']);
-    // #endregion mock
   });
 });
+// #endregion test

@@ -91,7 +91,7 @@ describe('send', () => {
     const io = capture();
     const args = ['send', '--url', `http://127.0.0.1:${port}/`, '--secret', 's', '--type', 'webhook.test'];
     expect(await runCli(args, io)).toBe(1);
-    expect(io.err).toMatch(/^workforce-webhooks: could not reach .*ECONNREFUSED\n$/);
+    expect(io.err).toMatch(/\nworkforce-webhooks: could not reach .*ECONNREFUSED\n$/);
     const bad = capture();
     expect(await runCli([...args, '--data', '{nope'], bad)).toBe(2);
     expect(bad.err.split('\n')).toHaveLength(2);
@@ -151,10 +151,12 @@ describe('help and errors', () => {
     const help = spawnSync(process.execPath, [...cli, '--help'], { encoding: 'utf8' });
     expect(help.status).toBe(0);
     expect(help.stdout).toContain('Usage: workforce-webhooks <command>');
-    const wrong = spawnSync(process.execPath, [...cli, 'sign'], { encoding: 'utf8', input: '{}' });
+    const env = { ...process.env };
+    delete env.WORKFORCE_WEBHOOK_SECRET;
+    const wrong = spawnSync(process.execPath, [...cli, 'sign'], { encoding: 'utf8', input: '{}', env });
     expect(wrong.status).toBe(2);
     expect(wrong.stderr).toBe(
-      'workforce-webhooks: error: --secret is required (see workforce-webhooks sign --help)\n',
+      'workforce-webhooks: error: --secret (or $WORKFORCE_WEBHOOK_SECRET) is required (see workforce-webhooks sign --help)\n',
     );
   });
 });

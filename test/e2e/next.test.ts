@@ -15,8 +15,10 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 const app = `${root}examples/next`;
 const next = `${root}node_modules/next/dist/bin/next`;
 const SECRET = 'whsec_e2e_next_Vb8mT3qZ';
-// The route module is evaluated by `next build` too, so the secret must be there at build time as well.
-const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1', WORKFORCE_WEBHOOK_SECRET: SECRET };
+// `next build` evaluates the route modules; CI and Docker builds have no runtime secrets, so neither has this one.
+const buildEnv: NodeJS.ProcessEnv = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' };
+delete buildEnv.WORKFORCE_WEBHOOK_SECRET;
+const env = { ...buildEnv, WORKFORCE_WEBHOOK_SECRET: SECRET };
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -26,34 +28,48 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** `next start` on a free port; resolves once Next says it is ready, with its base URL and everything it printed. */
+async function start(
+  startEnv: NodeJS.ProcessEnv,
+): Promise<{ child: ChildProcess; base: string; output: () => string }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [next, 'start', '-p', String(port), '-H', '127.0.0.1'], {
+    cwd: app,
+    env: startEnv,
+  });
+  let output = '';
+  const keep = (chunk: string): void => {
+    output += chunk;
+  };
+  child.stdout?.setEncoding('utf8').on('data', keep);
+  child.stderr?.setEncoding('utf8').on('data', keep);
+  await eventually(() => expect(output).toMatch(/Ready in/), { tries: 600, intervalMs: 50 });
+  return { child, base: `http://127.0.0.1:${port}`, output: () => output };
+}
+
+async function stop(child: ChildProcess | undefined): Promise<void> {
+  if (child === undefined || child.exitCode !== null) return;
+  child.kill('SIGTERM');
+  await once(child, 'exit');
+}
+
 describe('examples/next on next start', () => {
   let server: ChildProcess | undefined;
-  let output = '';
+  let output = (): string => '';
   let base = '';
 
   beforeAll(async () => {
     // 'workforce-webhooks/next' resolves through the package's exports to dist/, as it does for users.
-    await run('npm', ['run', 'build'], { cwd: root, env });
-    await run(process.execPath, [next, 'build'], { cwd: app, env });
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    server = spawn(process.execPath, [next, 'start', '-p', String(port), '-H', '127.0.0.1'], {
-      cwd: app,
-      env,
-    });
-    const keep = (chunk: string): void => {
-      output += chunk;
-    };
-    server.stdout?.setEncoding('utf8').on('data', keep);
-    server.stderr?.setEncoding('utf8').on('data', keep);
-    await eventually(() => expect(output).toMatch(/Ready in/), { tries: 600, intervalMs: 50 });
+    await run('npm', ['run', 'build'], { cwd: root, env: buildEnv });
+    // With no secret in the build environment: the receiver is built, its secret read at each delivery.
+    await run(process.execPath, [next, 'build'], { cwd: app, env: buildEnv });
+    const started = await start(env);
+    server = started.child;
+    base = started.base;
+    output = started.output;
   });
 
-  afterAll(async () => {
-    if (server === undefined || server.exitCode !== null) return;
-    server.kill('SIGTERM');
-    await once(server, 'exit');
-  });
+  afterAll(() => stop(server));
 
   const delivery = () =>
     createSignedDelivery({ secret: SECRET, type: 'leave.approved', data: LEAVE_APPROVED });
@@ -62,16 +78,16 @@ describe('examples/next on next start', () => {
 
   it('App Router: accepts a signed delivery, runs its handler, dedupes the copy, refuses a forgery', async () => {
     const signed = await expectValidCopyAndForgery(`${base}/api/webhooks/workforce`, SECRET);
-    await eventually(() => expect(output).toContain(handled(signed.event.id)));
+    await eventually(() => expect(output()).toContain(handled(signed.event.id)));
     // Inside a real Next request, after() took the queued work: the fallback warning never appeared.
-    expect(output).not.toContain('after() is unavailable');
+    expect(output()).not.toContain('after() is unavailable');
   });
 
   it('answers a trailing-slash POST itself, without a 3xx (skipTrailingSlashRedirect)', async () => {
     const signed = await delivery();
     // `post` fails the test on any 3xx or Location header (spec rule 5).
     expectAnswer(await post(`${base}/api/webhooks/workforce/`, signed), 202, { received: true });
-    await eventually(() => expect(output).toContain(handled(signed.event.id)));
+    await eventually(() => expect(output()).toContain(handled(signed.event.id)));
   });
 
   it("keeps the webhook route out of the Proxy's matcher, which redirects everything else", async () => {
@@ -81,16 +97,45 @@ describe('examples/next on next start', () => {
     expectAnswer(await post(`${base}/api/webhooks/workforce`, await delivery()), 202, { received: true });
   });
 
+  it("answers GET, PUT and HEAD with the receiver's 405 and Allow: POST, not Next's own", async () => {
+    for (const method of ['GET', 'PUT', 'HEAD']) {
+      const response = await fetch(`${base}/api/webhooks/workforce`, { method, redirect: 'manual' });
+      expect({ method, status: response.status, allow: response.headers.get('allow') }).toEqual({
+        method,
+        status: 405,
+        allow: 'POST',
+      });
+      const text = await response.text();
+      expect(text).toBe(method === 'HEAD' ? '' : '{"error":"method_not_allowed"}');
+    }
+  });
+
   it('Pages Router: the API route with bodyParser: false verifies the raw bytes', async () => {
     const url = `${base}/api/webhooks/pages-router`;
     const signed = await delivery();
     expectAnswer(await post(url, signed), 202, { received: true });
-    await eventually(() => expect(output).toContain(handled(signed.event.id)));
+    await eventually(() => expect(output()).toContain(handled(signed.event.id)));
     const forged = await createSignedDelivery({
       secret: 'whsec_attacker',
       type: 'leave.approved',
       data: LEAVE_APPROVED,
     });
     expectAnswer(await post(url, forged), 400, { error: 'signature_mismatch' });
+  });
+
+  it('started without the secret: answers 500 not_configured and says which variable to set, once', async () => {
+    const unset = await start(buildEnv);
+    try {
+      for (let i = 0; i < 2; i += 1) {
+        expectAnswer(await post(`${unset.base}/api/webhooks/workforce`, await delivery()), 500, {
+          error: 'not_configured',
+        });
+      }
+      const said = unset.output().split('no signing secret is configured').length - 1;
+      expect(said).toBe(1);
+      expect(unset.output()).toContain('Set WORKFORCE_WEBHOOK_SECRET');
+    } finally {
+      await stop(unset.child);
+    }
   });
 });

@@ -4,6 +4,7 @@ import {
   createReceiver,
   type LeaveApprovedData,
   type UnknownEventData,
+  unknownType,
   type WorkforceEvent,
 } from 'workforce-webhooks';
 
@@ -55,13 +56,36 @@ describe('handler types', () => {
     });
   });
 
-  it('degrades an unknown type to Record<string, unknown>, never never', () => {
-    receiver.on('benefits.enrolled', (event) => {
+  it('refuses a type the map does not name, and a prefix of none of its types', () => {
+    // @ts-expect-error a typo of leave.approved
+    receiver.on('leave.aproved', () => {});
+    // @ts-expect-error a typo inside an array
+    receiver.on(['leave.approved', 'leave.rejectd'], () => {});
+    // @ts-expect-error no type of the map starts with `benefits.`
+    receiver.on('benefits.*', () => {});
+    // @ts-expect-error a prefix needs its `.*`
+    receiver.on('leave', () => {});
+    // @ts-expect-error a plain string is not checked, so it is not accepted
+    receiver.on('leave.approved' as string, () => {});
+    expectTypeOf(receiver.on).parameter(0).not.toEqualTypeOf<string>();
+  });
+
+  it('takes a type the spec has not named only through unknownType, typed loosely, never never', () => {
+    receiver.on(unknownType('benefits.enrolled'), (event) => {
       expectTypeOf(event.type).toEqualTypeOf<'benefits.enrolled'>();
       expectTypeOf(event.data).toEqualTypeOf<UnknownEventData>();
     });
-    receiver.on('benefits.*', (event) => {
+    receiver.on(unknownType('benefits.*'), (event) => {
+      expectTypeOf(event.type).toEqualTypeOf<string>();
       expectTypeOf(event.data).toEqualTypeOf<UnknownEventData>();
+    });
+    receiver.on([unknownType('benefits.enrolled'), 'leave.approved'], (event) => {
+      expectTypeOf(event.type).toEqualTypeOf<'benefits.enrolled' | 'leave.approved'>();
+      if (event.type === 'leave.approved') expectTypeOf(event.data).toEqualTypeOf<LeaveApprovedData>();
+    });
+    // unknownType of a type the map names still gives its typed payload.
+    receiver.on(unknownType('leave.approved'), (event) => {
+      expectTypeOf(event.data).toEqualTypeOf<LeaveApprovedData>();
     });
     receiver.onAny((event) => {
       expectTypeOf(event.id).toEqualTypeOf<string>();
@@ -75,5 +99,7 @@ describe('handler types', () => {
     createReceiver<Mine>({ secret: 'whsec_types' }).on('custom.thing', (event) => {
       expectTypeOf(event).toEqualTypeOf<WorkforceEvent<'custom.thing', { readonly n: number }>>();
     });
+    // @ts-expect-error the map given replaces EventDataMap: leave.approved is not one of its types
+    createReceiver<Mine>({ secret: 'whsec_types' }).on('leave.approved', () => {});
   });
 });

@@ -1,16 +1,11 @@
-// One receiver for the whole app: the secret, the handlers, and warnings that reach the server's output.
+// One receiver for the whole app: the secret read at each delivery (so `next build` needs none), and the handlers.
 // #region receiver
 import { createReceiver } from 'workforce-webhooks';
 
 export const receiver = createReceiver({
-  secret: process.env.WORKFORCE_WEBHOOK_SECRET ?? '',
-  // Misconfigurations (a parsed body, after() unavailable) are logged once; send them where you will see them.
-  logger: {
-    debug() {},
-    info() {},
-    warn: (obj, msg) => console.warn(msg, obj),
-    error: (obj, msg) => console.error(msg, obj),
-  },
+  // `next build` evaluates this module, usually where the secret is not set: a function is read at each delivery,
+  // and until the variable is there, deliveries are answered 500 not_configured with a line on stderr saying so.
+  secret: () => process.env.WORKFORCE_WEBHOOK_SECRET,
 });
 
 receiver.on('leave.approved', async (event) => {

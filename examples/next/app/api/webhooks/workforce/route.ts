@@ -3,5 +3,16 @@
 import { createNextRouteHandler } from 'workforce-webhooks/next';
 import { receiver } from '../../../../lib/webhooks';
 
-export const POST = createNextRouteHandler(receiver);
+const handler = createNextRouteHandler(receiver);
+
+// Every method, not only POST: anything else gets the receiver's 405 with `Allow: POST`, not Next's bare 405.
+export {
+  handler as DELETE,
+  handler as GET,
+  handler as HEAD,
+  handler as OPTIONS,
+  handler as PATCH,
+  handler as POST,
+  handler as PUT,
+};
 // #endregion route

@@ -1,0 +1,41 @@
+// `--data` / `--data-file`: the event's data as a JSON object, or the sample of its type when neither is given.
+import { readFile } from 'node:fs/promises';
+import { UsageError } from './io.js';
+
+/**
+ * Help lines of the data options, the same in `send` and `check`.
+ * @example
+ * `Options:\n${DATA_HELP}`
+ */
+export const DATA_HELP: string = `  --data         the event's data as a JSON object (default: a realistic sample of the type)
+  --data-file    read the data from a JSON file instead`;
+
+/**
+ * The data from `--data` or `--data-file`, or undefined when neither was given (the caller then uses the sample).
+ * @example
+ * const data = await readData(values.data, values['data-file']);
+ */
+export async function readData(
+  inline: string | undefined,
+  file: string | undefined,
+): Promise<Record<string, unknown> | undefined> {
+  if (inline !== undefined && file !== undefined)
+    throw new UsageError('give --data or --data-file, not both');
+  if (inline === undefined && file === undefined) return undefined;
+  const name = inline !== undefined ? '--data' : `--data-file ${file}`;
+  let text: string;
+  try {
+    text = inline ?? (await readFile(file!, 'utf8'));
+  } catch (error) {
+    throw new UsageError(`cannot read ${name}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    throw new UsageError(`${name} is not JSON: it must be a JSON object`);
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data))
+    throw new UsageError(`${name} must be a JSON object`);
+  return data as Record<string, unknown>;
+}

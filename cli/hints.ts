@@ -1,0 +1,39 @@
+// What to look at first when an endpoint refuses a delivery `check` or `send` knows to be valid.
+
+const HINTS: Readonly<Record<string, string>> = {
+  signature_mismatch:
+    "is --secret this endpoint's secret? It is the whsec_ secret shown once when the endpoint was added; after a rotation, pass the new one (the receiver can hold both while it rotates)",
+  missing_signature:
+    'the Svc-Signature header did not reach the receiver: does a proxy in front of it drop headers?',
+  malformed_signature:
+    'the Svc-Signature header was changed on the way: does a proxy in front of it rewrite headers?',
+  timestamp_out_of_tolerance:
+    "is the server's clock right? The signature's time must be within the tolerance (300 s) of the receiver's clock",
+  raw_body_unavailable:
+    "the body was parsed before the receiver saw it. Register the webhook route before any body parser: with Express, before app.use(express.json()) (or give the route express.raw({ type: '*/*' })); with the Next pages router, export const config = { api: { bodyParser: false } }; with Hono, no validator or body middleware on the route. The server's log names the exact fix",
+  not_configured:
+    'the receiver has no secret: set WORKFORCE_WEBHOOK_SECRET (or pass secret) where the server runs',
+  handler_failed: "a handler threw on this delivery (inline mode): the server's log has the error",
+  payload_too_large: "the receiver's body limit is lower than this delivery: raise maxBodyBytes",
+  in_progress: 'the same event is still being handled elsewhere; the service retries it later',
+};
+
+/**
+ * A hint for an answer, read from its `{"error": code}` body; undefined when there is nothing better to say.
+ * @example
+ * hintFor(400, '{"error":"signature_mismatch"}') // "is --secret this endpoint's secret? ..."
+ */
+export function hintFor(status: number, body: string): string | undefined {
+  let code: unknown;
+  try {
+    code = (JSON.parse(body) as { error?: unknown }).error;
+  } catch {
+    code = undefined;
+  }
+  if (typeof code === 'string' && Object.hasOwn(HINTS, code)) return HINTS[code];
+  if (status === 404 || status === 405)
+    return 'is --url the webhook route, with the receiver mounted for POST on it?';
+  if (status === 401 || status === 403)
+    return 'something in front of the receiver asks for credentials; the service sends none but the signature';
+  return undefined;
+}

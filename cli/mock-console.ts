@@ -1,0 +1,138 @@
+// The terminal side of `mock --deliver-to`: commands on standard input that change the mock and send the events.
+import type { Emission, MockService } from '../testing/mock-service/index.js';
+import type { CliIo } from './io.js';
+
+/**
+ * Help text of the commands `mock --deliver-to` reads on standard input.
+ * @example
+ * io.stdout(CONSOLE_HELP);
+ */
+export const CONSOLE_HELP: string = `Commands (type one and press Enter; the id is optional, the first that fits is used):
+  approve [leave request id]   approve leave awaiting a decision: leave.approved
+  reject [leave request id]    reject leave awaiting a decision: leave.rejected
+  cancel [leave request id]    withdraw approved leave: leave.cancelled
+  exception [exception id]     approve a pending attendance exception: attendance.exception.approved
+  report [YYYY-MM-DD]          run a day's absence report (default: the mock's today):
+                               attendance.absence_report.completed
+  test                         the settings page's Test action: webhook.test
+  ids                          print the sample ids again
+  help                         print this list
+`;
+
+const SHOWN = 3;
+
+/**
+ * Ids the mock serves that a user will want to try: leave by status, pending exceptions, reports, employees.
+ * @example
+ * io.stdout(sampleIds(service));
+ */
+export function sampleIds(service: MockService): string {
+  const { state, organizationId } = service;
+  const ours = new Set(state.employees.filter((e) => e.organizationId === organizationId).map((e) => e.id));
+  const leave = state.leaveRequests.filter((r) => ours.has(r.employeeId));
+  const line = (label: string, ids: readonly string[]): string =>
+    `  ${label.padEnd(28)} ${ids.length === 0 ? 'none' : ids.slice(0, SHOWN).join(' ')}${ids.length > SHOWN ? ` (+${ids.length - SHOWN})` : ''}`;
+  return [
+    'Sample ids the mock serves:',
+    line(
+      'leave awaiting a decision',
+      leave.filter((r) => r.statusId === 0 || r.statusId === 1).map((r) => r.id),
+    ),
+    line(
+      'approved leave',
+      leave.filter((r) => r.statusId === 2).map((r) => r.id),
+    ),
+    line(
+      'pending exceptions',
+      state.exceptions.filter((e) => ours.has(e.employeeId) && e.status === 'Pending').map((e) => e.id),
+    ),
+    line(
+      'absence reports (reportId)',
+      state.reports
+        .filter((r) => r.organizationId === organizationId)
+        .slice(-SHOWN)
+        .map((r) => `${r.reportId} (${r.reportDate})`),
+    ),
+    line('employees', [...ours]),
+    line(
+      'leave types',
+      state.leaveTypes.filter((t) => t.organizationId === organizationId).map((t) => t.id),
+    ),
+    '',
+  ].join('\n');
+}
+
+/**
+ * Reads commands from `io.lines()` until standard input ends, runs each against the mock and prints what was sent
+ * and how the endpoint answered.
+ * @example
+ * await runConsole(service, io, '2026-06-15');
+ */
+export async function runConsole(service: MockService, io: CliIo, today: string): Promise<void> {
+  if (io.lines === undefined) return;
+  for await (const raw of io.lines(io.signal)) {
+    const [word = '', arg] = raw.trim().split(/\s+/);
+    if (word === '') continue;
+    try {
+      const emission = await command(service, word.toLowerCase(), arg, io, today);
+      if (emission !== undefined) io.stdout(describe(emission));
+    } catch (error) {
+      io.stdout(`! ${(error as Error).message.replace(/^workforce-webhooks mock: /, '')}\n`);
+    }
+  }
+}
+
+async function command(
+  service: MockService,
+  word: string,
+  arg: string | undefined,
+  io: CliIo,
+  today: string,
+): Promise<Emission | undefined> {
+  const { state, organizationId } = service;
+  const ours = (employeeId: string): boolean =>
+    state.employees.some((e) => e.id === employeeId && e.organizationId === organizationId);
+  const leaveWith = (statuses: readonly number[], what: string): string => {
+    const row = state.leaveRequests.find((r) => ours(r.employeeId) && statuses.includes(r.statusId));
+    if (row === undefined) throw new Error(`no ${what} leave request left; give an id`);
+    return row.id;
+  };
+  switch (word) {
+    case 'approve':
+      return service.approveLeave(arg ?? leaveWith([0, 1], 'undecided'));
+    case 'reject':
+      return service.rejectLeave(arg ?? leaveWith([0, 1], 'undecided'));
+    case 'cancel':
+      return service.cancelLeave(arg ?? leaveWith([2], 'approved'));
+    case 'exception': {
+      const pending = state.exceptions.find((e) => ours(e.employeeId) && e.status === 'Pending');
+      if (arg === undefined && pending === undefined)
+        throw new Error('no pending exception left; give an id');
+      return service.approveException(arg ?? pending!.id);
+    }
+    case 'report':
+      return service.completeAbsenceReport(arg ?? today);
+    case 'test':
+      return service.sendTest();
+    case 'ids':
+      io.stdout(sampleIds(service));
+      return undefined;
+    case 'help':
+    case '?':
+      io.stdout(CONSOLE_HELP);
+      return undefined;
+    default:
+      throw new Error(`unknown command ${JSON.stringify(word)}; type help for the list`);
+  }
+}
+
+function describe({ event, attempts }: Emission): string {
+  const ids = Object.entries(event.data as Record<string, unknown>)
+    .filter(([key]) => key.endsWith('Id'))
+    .map(([key, value]) => `${key} ${String(value)}`)
+    .join(', ');
+  const answers = attempts.map((a) =>
+    a.status !== undefined ? `${a.status} in ${a.durationMs} ms` : `failed: ${a.error ?? 'no answer'}`,
+  );
+  return `-> ${event.type} (event ${event.id}${ids === '' ? '' : `; ${ids}`}): ${answers.join(', ') || 'no subscription'}\n`;
+}

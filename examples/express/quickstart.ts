@@ -1,0 +1,47 @@
+// The README quick start, whole: paste it as server.ts into an empty project and run `npx tsx server.ts`.
+// #region quickstart
+import express from 'express';
+import { createReceiver } from 'workforce-webhooks';
+import { createExpressMiddleware } from 'workforce-webhooks/express';
+
+// The endpoint's `whsec_...` secret, from the Workforce Service's webhook settings.
+const secret = process.env.WORKFORCE_WEBHOOK_SECRET;
+if (!secret) throw new Error('Set WORKFORCE_WEBHOOK_SECRET to the endpoint secret (whsec_...)');
+
+const receiver = createReceiver({ secret });
+
+receiver.on('leave.approved', async (event, ctx) => {
+  // `event.data` is typed. Leave dates are calendar dates: keep the day as sent, never a local-zone Date.
+  const { employeeId, leaveType, startDate, endDate } = event.data;
+  console.log(
+    `calendar: block ${employeeId} ${startDate.slice(0, 10)}..${endDate.slice(0, 10)} (${leaveType}, delivery ${ctx.deliveryId})`,
+  );
+});
+receiver.on('leave.*', (event) => console.log(`audit: ${event.type} ${event.id}`));
+receiver.onAny((event) => console.log(`metrics: ${event.type}`));
+// Handler errors reach here (and the logs), never the HTTP answer.
+receiver.onError((error, event) =>
+  console.error(`error: ${event?.type ?? 'delivery'} ${event?.id ?? ''}: ${String(error)}`),
+);
+
+const app = express();
+// Before any JSON parser, so the route gets the raw bytes the signature covers; `app.all`, so the receiver answers
+// every method on its path (anything but POST: 405 with `Allow: POST`).
+app.all('/webhooks/workforce', createExpressMiddleware(receiver));
+app.use(express.json());
+app.get('/health', (_req, res) => {
+  res.json({ ok: true });
+});
+
+const server = app.listen(Number(process.env.PORT ?? 3000), () => {
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : process.env.PORT;
+  console.log(`listening on http://localhost:${port}/webhooks/workforce`);
+});
+
+// On shutdown: answer new deliveries 503 (the service retries them), finish accepted ones, then stop.
+process.once('SIGTERM', async () => {
+  await receiver.close();
+  server.close();
+});
+// #endregion quickstart

@@ -1,0 +1,29 @@
+// The Fastify quick start, whole: paste it as server.ts into an empty project and run `npx tsx server.ts`.
+// #region quickstart
+import Fastify from 'fastify';
+import { createReceiver } from 'workforce-webhooks';
+import { createFastifyPlugin } from 'workforce-webhooks/fastify';
+
+const secret = process.env.WORKFORCE_WEBHOOK_SECRET;
+if (!secret) throw new Error('Set WORKFORCE_WEBHOOK_SECRET to the endpoint secret (whsec_...)');
+
+const receiver = createReceiver({ secret });
+receiver.on('leave.approved', (event) => {
+  // Leave dates are calendar dates: keep the day as sent, never a local-zone Date.
+  const { employeeId, startDate, endDate } = event.data;
+  console.log(`calendar: block ${employeeId} ${startDate.slice(0, 10)}..${endDate.slice(0, 10)}`);
+});
+receiver.onAny((event) => console.log(`audit: ${event.type} ${event.id}`));
+
+const app = Fastify();
+// The plugin reads raw bytes in its own scope, on every method; JSON routes elsewhere in the app parse as before.
+app.register(createFastifyPlugin(receiver, { path: '/webhooks/workforce' }));
+app.post('/api/echo', async (request) => request.body);
+
+const address = await app.listen({ port: Number(process.env.PORT ?? 3000), host: '127.0.0.1' });
+console.log(`listening on ${address.replace('127.0.0.1', 'localhost')}/webhooks/workforce`);
+process.once('SIGTERM', async () => {
+  await receiver.close();
+  await app.close();
+});
+// #endregion quickstart

@@ -1,0 +1,32 @@
+// The Hono quick start, whole: paste it as server.ts into an empty project and run `npx tsx server.ts`.
+// #region quickstart
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import { createReceiver } from 'workforce-webhooks';
+import { createHonoHandler } from 'workforce-webhooks/hono';
+
+const secret = process.env.WORKFORCE_WEBHOOK_SECRET;
+if (!secret) throw new Error('Set WORKFORCE_WEBHOOK_SECRET to the endpoint secret (whsec_...)');
+
+const receiver = createReceiver({ secret });
+receiver.on('leave.approved', (event) => {
+  // Leave dates are calendar dates: keep the day as sent, never a local-zone Date.
+  const { employeeId, startDate, endDate } = event.data;
+  console.log(`calendar: block ${employeeId} ${startDate.slice(0, 10)}..${endDate.slice(0, 10)}`);
+});
+receiver.onAny((event) => console.log(`audit: ${event.type} ${event.id}`));
+
+const app = new Hono();
+// No validator or body-reading middleware on this route: Hono caches the first read of a body, and a
+// `c.req.json()` before the handler leaves only re-serialised JSON, which no signature covers.
+app.all('/webhooks/workforce', createHonoHandler(receiver)); // every method: 405 but for POST
+app.post('/api/echo', async (c) => c.json(await c.req.json()));
+
+const server = serve({ fetch: app.fetch, port: Number(process.env.PORT ?? 3000) }, (info) => {
+  console.log(`listening on http://localhost:${info.port}/webhooks/workforce`);
+});
+process.once('SIGTERM', async () => {
+  await receiver.close();
+  server.close();
+});
+// #endregion quickstart

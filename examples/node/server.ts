@@ -1,0 +1,28 @@
+// The receiver on plain node:http, whole: paste it as server.ts into an empty project and run `npx tsx server.ts`.
+// #region node
+import { createServer } from 'node:http';
+import { createReceiver } from 'workforce-webhooks';
+import { createNodeHandler } from 'workforce-webhooks/node';
+
+const secret = process.env.WORKFORCE_WEBHOOK_SECRET;
+if (!secret) throw new Error('Set WORKFORCE_WEBHOOK_SECRET to the endpoint secret (whsec_...)');
+
+const receiver = createReceiver({ secret });
+receiver.on('leave.approved', (event) => console.log(`audit: ${event.type} ${event.id}`));
+
+// The handler answers every path and method it is given: route to it only the webhook's path.
+const webhooks = createNodeHandler(receiver);
+const server = createServer((req, res) => {
+  if (req.url?.split('?')[0] === '/webhooks/workforce') return webhooks(req, res);
+  res.writeHead(404).end();
+});
+server.listen(Number(process.env.PORT ?? 3000), () => {
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : process.env.PORT;
+  console.log(`listening on http://localhost:${port}/webhooks/workforce`);
+});
+process.once('SIGTERM', async () => {
+  await receiver.close();
+  server.close();
+});
+// #endregion node

@@ -1,0 +1,13 @@
+// A type the map does not name yet, let in on purpose with `unknownType`.
+// #region unknown
+import { createReceiver, unknownType } from 'workforce-webhooks';
+
+const secret = process.env.WORKFORCE_WEBHOOK_SECRET;
+if (!secret) throw new Error('Set WORKFORCE_WEBHOOK_SECRET to the endpoint secret (whsec_...)');
+
+const receiver = createReceiver({ secret });
+
+receiver.on(unknownType('benefits.enrolled'), (event) => {
+  console.log(event.type, Object.keys(event.data));
+});
+// #endregion unknown

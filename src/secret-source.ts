@@ -1,0 +1,68 @@
+// The receiver's `secret` option: a value now, or a function read at each delivery, so a build can run without it.
+import { ConfigurationError } from './errors.js';
+import { createWarnOnce, type Logger } from './logger.js';
+import { type Secret, secretList } from './signature.js';
+
+/**
+ * The `secret` option of `createReceiver`: the endpoint's secret, several during rotation, or a function returning
+ * them. `undefined` (an unset environment variable at build time) is allowed: deliveries are then answered 500
+ * `not_configured` until the secret is there.
+ */
+export type SecretOption = Secret | undefined | (() => Secret | undefined);
+
+/** The checked secrets to verify a delivery with now, or `undefined` when none is configured. */
+export type SecretSource = () => readonly string[] | undefined;
+
+/** The environment variable the README and the log lines name for the secret. */
+export const SECRET_ENV = 'WORKFORCE_WEBHOOK_SECRET';
+
+/**
+ * What the receiver logs, once, when a delivery arrives and no secret is configured.
+ * @example
+ * logger.error({}, NOT_CONFIGURED);
+ */
+export const NOT_CONFIGURED: string = `workforce-webhooks: no signing secret is configured, so deliveries are answered 500 not_configured. Set ${SECRET_ENV} to the endpoint's \`whsec_...\` secret and pass it as the \`secret\` option of createReceiver (\`secret: () => process.env.${SECRET_ENV}\` reads it at each delivery).`;
+
+const WHITESPACE =
+  'workforce-webhooks: the secret has leading or trailing whitespace (a stray newline in the environment?). It is used as given, whitespace included, so signatures made with the trimmed secret do not match.';
+
+/**
+ * Builds the receiver's view of `secret`. A value is checked once, here: a malformed one throws, a missing one
+ * leaves the receiver unconfigured. A function is called at every delivery (so a rotated secret is used at once)
+ * and its answer is checked again only when it changes.
+ * @example
+ * const secrets = createSecretSource(() => process.env.WORKFORCE_WEBHOOK_SECRET, logger); secrets(); // ['whsec_...'] or undefined
+ */
+export function createSecretSource(secret: SecretOption, logger: Logger): SecretSource {
+  const warnOnce = createWarnOnce(logger);
+  const check = (value: Secret | undefined): readonly string[] | undefined => {
+    if (value === undefined || value === '' || (Array.isArray(value) && value.length === 0)) return undefined;
+    const list = secretList(value);
+    if (list.some((s) => s.trim() !== s)) warnOnce('secret_whitespace', {}, WHITESPACE);
+    return list;
+  };
+  if (typeof secret !== 'function') {
+    const list = check(secret);
+    return () => list;
+  }
+  let last: Secret | undefined;
+  let checked: readonly string[] | undefined;
+  return () => {
+    let value: Secret | undefined;
+    try {
+      value = secret();
+      if (value === last && checked !== undefined) return checked;
+      checked = check(value);
+      last = value;
+      return checked;
+    } catch (error) {
+      // The message names the option, never the value (a log line never carries a secret).
+      const msg =
+        error instanceof ConfigurationError
+          ? error.message
+          : 'workforce-webhooks: the `secret` function threw';
+      warnOnce('secret_invalid', { err: error }, msg, 'error');
+      return undefined;
+    }
+  };
+}
