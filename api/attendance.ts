@@ -1,6 +1,5 @@
 // The six Attendance endpoints (permission `Attendance: View`).
-import { optionalCalendarDate, toCalendarDate } from './dates.js';
-import { iteratePages, toPage } from './paging.js';
+import { iteratePages, pageOf } from './paging.js';
 import type { AttendanceListParams, ExceptionListParams, HolidayParams } from './params.js';
 import { buildQuery, FIELDS, uuid } from './query.js';
 import type {
@@ -11,6 +10,7 @@ import type {
   Page,
   PublicHoliday,
 } from './records.js';
+import { date, list, object, withDates } from './shape.js';
 import type { CallOptions, Transport } from './transport.js';
 
 /** `api.attendance`: records, absence reports, exceptions and holidays. */
@@ -36,21 +36,22 @@ export interface AttendanceApi {
   listPublicHolidays(params?: HolidayParams, options?: CallOptions): Promise<readonly PublicHoliday[]>;
 }
 
-const record = (r: AttendanceRecord): AttendanceRecord => ({
-  ...r,
-  attendanceDate: toCalendarDate(r.attendanceDate),
-});
-const exception = (e: AttendanceException): AttendanceException => ({
-  ...e,
-  startDate: toCalendarDate(e.startDate),
-  endDate: toCalendarDate(e.endDate),
-});
-
-function array<T>(data: unknown, map: (item: T) => T): readonly T[] {
-  if (!Array.isArray(data))
-    throw new TypeError('workforce-webhooks: the Workforce API sent a list that is not an array');
-  return data.map(map);
-}
+const record = (value: unknown, field: string): AttendanceRecord =>
+  withDates(value, field, ['attendanceDate']);
+const exception = (value: unknown, field: string): AttendanceException =>
+  withDates(value, field, ['startDate', 'endDate']);
+const holiday = (value: unknown, field: string): CompanyHoliday => {
+  const row = object(value, field);
+  const added = date(row, 'date', field);
+  // `occursOn` is the day in the requested year; when absent, the day it was added for.
+  return {
+    ...row,
+    date: added,
+    occursOn: row.occursOn == null ? added : date(row, 'occursOn', field),
+  } as CompanyHoliday;
+};
+const publicHoliday = (value: unknown, field: string): PublicHoliday =>
+  withDates(value, field, ['startDate', 'endDate']);
 
 /**
  * Builds `api.attendance` over a transport.
@@ -59,38 +60,32 @@ function array<T>(data: unknown, map: (item: T) => T): readonly T[] {
  */
 export function createAttendanceApi(get: Transport): AttendanceApi {
   const listRecords: AttendanceApi['listRecords'] = async (params, options) =>
-    toPage(await get('/v1/attendance/list', buildQuery(FIELDS.attendance, params), options), record);
+    get('/v1/attendance/list', buildQuery(FIELDS.attendance, params), options, pageOf(record));
   const listExceptions: AttendanceApi['listExceptions'] = async (params, options) =>
-    toPage(await get('/v1/attendance/exceptions', buildQuery(FIELDS.exceptions, params), options), exception);
+    get('/v1/attendance/exceptions', buildQuery(FIELDS.exceptions, params), options, pageOf(exception));
   return {
     listRecords,
     iterateRecords: (params = {}, options) => iteratePages((p) => listRecords(p, options), params),
     async getReport(id, options) {
-      const report = (await get(`/v1/attendance/report/${uuid('id', id)}`, '', options)) as AbsenceReport;
-      return { ...report, reportDate: toCalendarDate(report.reportDate) };
+      return get(`/v1/attendance/report/${uuid('id', id)}`, '', options, (value, field) =>
+        withDates<AbsenceReport>(value, field, ['reportDate']),
+      );
     },
     listExceptions,
     iterateExceptions: (params = {}, options) => iteratePages((p) => listExceptions(p, options), params),
     async getException(id, options) {
-      return exception(
-        (await get(`/v1/attendance/exceptions/${uuid('id', id)}`, '', options)) as AttendanceException,
-      );
+      return get(`/v1/attendance/exceptions/${uuid('id', id)}`, '', options, exception);
     },
     async listHolidays(params, options) {
-      const data = await get('/v1/attendance/holidays', buildQuery(FIELDS.holidays, params), options);
-      return array<CompanyHoliday>(data, (h) => ({
-        ...h,
-        date: toCalendarDate(h.date),
-        occursOn: optionalCalendarDate(h.occursOn) ?? toCalendarDate(h.date),
-      }));
+      return get('/v1/attendance/holidays', buildQuery(FIELDS.holidays, params), options, (value, field) =>
+        list(value, field, holiday),
+      );
     },
     async listPublicHolidays(params, options) {
-      const data = await get('/v1/attendance/holidays/public', buildQuery(FIELDS.holidays, params), options);
-      return array<PublicHoliday>(data, (h) => ({
-        ...h,
-        startDate: toCalendarDate(h.startDate),
-        endDate: toCalendarDate(h.endDate),
-      }));
+      const query = buildQuery(FIELDS.holidays, params);
+      return get('/v1/attendance/holidays/public', query, options, (value, field) =>
+        list(value, field, publicHoliday),
+      );
     },
   };
 }

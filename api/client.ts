@@ -13,7 +13,8 @@ export interface ApiClient {
 }
 
 /**
- * Creates a client for the read API; it keeps to 300 requests a minute and waits out `Retry-After`.
+ * Creates a client for the read API; with every other client of the key it keeps to 300 requests a minute, waits
+ * out `Retry-After`, and gives each request 30 s (`timeoutMs`).
  * @example
  * const api = createApiClient({ apiKey: process.env.WORKFORCE_API_KEY!, baseUrl: 'https://api.example.com' });
  * const request = await api.leave.getRequest(event.data.leaveRequestId);

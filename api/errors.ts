@@ -1,20 +1,41 @@
 // The read API's errors: a failed answer from the service, and parameters refused before any request.
 
+/** What an `ApiError` carries besides code, message and status. */
+export interface ApiErrorOptions extends ErrorOptions {
+  /** The call, e.g. `GET /v1/attendance/holidays`. */
+  readonly endpoint?: string;
+  /** For `invalid_response`: where in the answer, e.g. `data[3].occursOn`. */
+  readonly field?: string;
+}
+
 /**
- * The service answered `isSuccessful: false` (or not with the envelope at all): `code` and `message` are the
- * service's, `status` the HTTP status. Codes of the client's own making: `rate_limited`, `invalid_response`.
+ * A call that did not give a usable answer. `code` and `message` are the service's when it answered
+ * `isSuccessful: false`; the client's own codes are `rate_limited` (still limited after the retries),
+ * `timeout` (no answer within `timeoutMs`), `network_error` (no answer at all; the original error is `cause`) and
+ * `invalid_response` (an answer of an unexpected shape; `field` says where). `status` is the HTTP status, 0 when
+ * no answer came.
  * @example
  * try { await api.attendance.getException(id); } catch (e) { if (e instanceof ApiError && e.status === 404) return; }
  */
 export class ApiError extends Error {
   readonly code: string;
   readonly status: number;
+  readonly endpoint: string | undefined;
+  readonly field: string | undefined;
 
-  constructor(code: string, message: string, status: number, options?: ErrorOptions) {
-    super(`workforce-webhooks: the Workforce API answered ${status} ${code}: ${message}`, options);
+  constructor(code: string, message: string, status: number, options: ApiErrorOptions = {}) {
+    const call = options.endpoint === undefined ? '' : ` to ${options.endpoint}`;
+    super(
+      status === 0
+        ? `workforce-webhooks: ${code}: no answer${call}: ${message}`
+        : `workforce-webhooks: the Workforce API answered ${status} ${code}${call}: ${message}`,
+      options,
+    );
     this.name = 'ApiError';
     this.code = code;
     this.status = status;
+    this.endpoint = options.endpoint;
+    this.field = options.field;
   }
 }
 

@@ -1,9 +1,9 @@
 // The four Leave endpoints (permission `Leave: View`); leave dates become `YYYY-MM-DD` calendar dates.
-import { toCalendarDate } from './dates.js';
-import { iteratePages, toPage } from './paging.js';
+import { iteratePages, pageOf } from './paging.js';
 import type { LeaveBalanceParams, LeaveRequestListParams, LeaveTypeListParams } from './params.js';
 import { buildQuery, FIELDS, uuid } from './query.js';
 import type { LeaveBalance, LeaveRequest, LeaveRequestDetails, LeaveType, Page } from './records.js';
+import { object, type Read, withDates } from './shape.js';
 import type { CallOptions, Transport } from './transport.js';
 
 // Spec: "both must be sent"; the answer to one alone is not shown, so the client never sends one alone.
@@ -31,13 +31,18 @@ export interface LeaveApi {
 }
 
 /**
- * A leave request with its `YYYY-MM-DDT00:00:00` dates cut to the calendar date, never through a `Date`.
+ * Reads a leave request, its `YYYY-MM-DDT00:00:00` dates cut to the calendar date, never through a `Date`.
  * @example
- * normaliseLeaveRequest(raw).startDate // '2026-03-02'
+ * readLeaveRequest(raw, 'data').startDate // '2026-03-02'
  */
-export function normaliseLeaveRequest<T extends LeaveRequest>(record: T): T {
-  return { ...record, startDate: toCalendarDate(record.startDate), endDate: toCalendarDate(record.endDate) };
+export function readLeaveRequest<T extends LeaveRequest>(value: unknown, field: string): T {
+  return withDates<T>(value, field, ['startDate', 'endDate']);
 }
+
+const asIs =
+  <T>(): Read<T> =>
+  (value, field) =>
+    object(value, field) as T;
 
 /**
  * Builds `api.leave` over a transport.
@@ -46,28 +51,27 @@ export function normaliseLeaveRequest<T extends LeaveRequest>(record: T): T {
  */
 export function createLeaveApi(get: Transport): LeaveApi {
   const listRequests: LeaveApi['listRequests'] = async (params, options) =>
-    toPage(
-      await get('/v1/leaverequest/list', buildQuery(FIELDS.leaveRequests, params, BOTH_DATES), options),
-      normaliseLeaveRequest<LeaveRequest>,
+    get(
+      '/v1/leaverequest/list',
+      buildQuery(FIELDS.leaveRequests, params, BOTH_DATES),
+      options,
+      pageOf(readLeaveRequest<LeaveRequest>),
     );
   const listTypes: LeaveApi['listTypes'] = async (params, options) =>
-    toPage(
-      await get('/v1/leavetype/list', buildQuery(FIELDS.leaveTypes, params), options),
-      (t: LeaveType) => t,
-    );
+    get('/v1/leavetype/list', buildQuery(FIELDS.leaveTypes, params), options, pageOf(asIs<LeaveType>()));
   return {
     listRequests,
     iterateRequests: (params = {}, options) => iteratePages((p) => listRequests(p, options), params),
     async getRequest(id, options) {
       const path = `/v1/leaverequest/details/${encodeURIComponent(uuid('id', id))}`;
-      return normaliseLeaveRequest((await get(path, '', options)) as LeaveRequestDetails);
+      return get(path, '', options, readLeaveRequest<LeaveRequestDetails>);
     },
     async getBalance(params, options) {
       // Both are required by the spec: refuse a call without them rather than let the service guess.
       uuid('EmployeeId', params?.employeeId);
       uuid('LeaveTypeId', params?.leaveTypeId);
       const query = buildQuery(FIELDS.leaveBalance, params);
-      return (await get('/v1/leavebalance/get-leave-balance', query, options)) as LeaveBalance;
+      return get('/v1/leavebalance/get-leave-balance', query, options, asIs<LeaveBalance>());
     },
     listTypes,
     iterateTypes: (params = {}, options) => iteratePages((p) => listTypes(p, options), params),

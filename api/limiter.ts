@@ -12,11 +12,19 @@ export interface RateLimiterOptions {
   /** The clock, in milliseconds like `Date.now`. */
   readonly now?: () => number;
   readonly sleep?: Sleep;
+  /**
+   * Limiters with the same scope and the same clock share their slots, in this process: the client passes its
+   * key and base URL, so every client of one key counts against one limit. Default: a limiter of its own.
+   */
+  readonly scope?: string;
 }
+
+/** Call once the answer has come (or the request failed): the slot then stays taken for one more interval. */
+export type Release = () => void;
 
 /** Hands out request slots; `acquire` resolves when one is free. */
 export interface RateLimiter {
-  acquire(signal?: AbortSignal): Promise<void>;
+  acquire(signal?: AbortSignal): Promise<Release>;
 }
 
 /**
@@ -38,30 +46,83 @@ export const sleep: Sleep = (ms, signal) =>
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 
+/** The slots of one scope: requests in flight, and when the finished ones finished (oldest first). */
+interface Slots {
+  inFlight: number;
+  readonly finished: number[];
+  /** Waiters to wake when a request in flight finishes. */
+  readonly waiters: Set<() => void>;
+}
+
+const newSlots = (): Slots => ({ inFlight: 0, finished: [], waiters: new Set() });
+
+// Keyed by the clock first: times taken on one clock mean nothing on another (a test's injected one).
+const shared = new WeakMap<() => number, Map<string, Slots>>();
+
+function slotsOf(scope: string, now: () => number): Slots {
+  const scopes = shared.get(now) ?? new Map<string, Slots>();
+  shared.set(now, scopes);
+  const slots = scopes.get(scope) ?? newSlots();
+  scopes.set(scope, slots);
+  return slots;
+}
+
 /**
- * A sliding-window limiter: a request waits until fewer than `requests` were sent in the last `intervalMs`.
+ * A sliding-window limiter: a request waits until fewer than `requests` were in flight or finished in the last
+ * `intervalMs`. A request counts from when it is sent until one interval after its answer: the service counts
+ * it when it arrives, somewhere in between, so it never sees more than `requests` in any interval.
  * @example
- * const limiter = createRateLimiter(); await limiter.acquire();
+ * const limiter = createRateLimiter(); const release = await limiter.acquire(); try { await fetch(url); } finally { release(); }
  */
 export function createRateLimiter({
   requests = 300,
   intervalMs = 60_000,
   now = Date.now,
   sleep: wait = sleep,
+  scope,
 }: RateLimiterOptions = {}): RateLimiter {
-  // Send times of the last `requests` requests, oldest first.
-  const sent: number[] = [];
+  const own = scope === undefined ? newSlots() : undefined;
   return {
     async acquire(signal) {
+      const slots = own ?? slotsOf(scope!, now);
       for (;;) {
+        signal?.throwIfAborted();
         const at = now();
-        while (sent.length > 0 && sent[0]! <= at - intervalMs) sent.shift();
-        if (sent.length < requests) {
-          sent.push(at);
-          return;
+        while (slots.finished.length > 0 && slots.finished[0]! + intervalMs <= at) slots.finished.shift();
+        if (slots.inFlight + slots.finished.length < requests) {
+          slots.inFlight++;
+          let released = false;
+          return () => {
+            if (released) return;
+            released = true;
+            slots.inFlight--;
+            slots.finished.push(now());
+            for (const wake of slots.waiters) wake();
+          };
         }
-        await wait(sent[0]! + intervalMs - at, signal);
+        // Wait for the oldest finished request to leave the window, or for one in flight to finish.
+        const woken = new AbortController();
+        const wake = (): void => woken.abort();
+        slots.waiters.add(wake);
+        const either = signal === undefined ? woken.signal : AbortSignal.any([signal, woken.signal]);
+        try {
+          const oldest = slots.finished[0];
+          await (oldest === undefined ? aborted(either) : wait(oldest + intervalMs - at, either));
+        } catch (error) {
+          if (signal?.aborted) throw signal.reason;
+          if (!woken.signal.aborted) throw error;
+        } finally {
+          slots.waiters.delete(wake);
+        }
       }
     },
   };
+}
+
+/** Rejects when `signal` aborts: every slot is in flight, so only an answer (or the caller) can end the wait. */
+function aborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
 }

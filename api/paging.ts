@@ -1,22 +1,22 @@
 // Paged lists: the page as the service sent it, and an async iterator over every record of every page.
 import type { Page } from './records.js';
+import { integer, list, object, type Read } from './shape.js';
 
 /**
- * The page from the envelope's `data`, with each record passed through `map` (date normalisation).
+ * Reads a page from the envelope's `data`, each record through `item` (dates and shape).
  * @example
- * toPage(data, normaliseLeaveRequest)
+ * await get('/v1/leavetype/list', query, options, pageOf(readLeaveType))
  */
-export function toPage<T>(data: unknown, map: (record: never) => T): Page<T> {
-  const page = data as Page<never>;
-  if (typeof page !== 'object' || page === null || !Array.isArray(page.data)) {
-    throw new TypeError('workforce-webhooks: the Workforce API sent a paged answer without a data array');
-  }
-  return {
-    data: page.data.map(map),
-    pageNumber: page.pageNumber,
-    pageSize: page.pageSize,
-    totalRecords: page.totalRecords,
-    totalPages: page.totalPages,
+export function pageOf<T>(item: Read<T>): Read<Page<T>> {
+  return (value, field) => {
+    const page = object(value, field);
+    return {
+      data: list(page.data, `${field}.data`, item),
+      pageNumber: integer(page, 'pageNumber', field),
+      pageSize: integer(page, 'pageSize', field),
+      totalRecords: integer(page, 'totalRecords', field),
+      totalPages: integer(page, 'totalPages', field),
+    };
   };
 }
 

@@ -1,11 +1,17 @@
 // Parameters of the endpoints, camelCase: the spec's query names with a lower-case first letter.
+// Names and numbers from the spec's tables are typed as their unions; `buildQuery` refuses anything else at run time.
 import type {
+  AttendanceStatusId,
   AttendanceStatusName,
   EligibilityCriteria,
+  ExceptionStatusId,
   ExceptionStatusName,
+  ExceptionTypeId,
   ExceptionTypeName,
   LeaveStatusId,
   LeaveStatusName,
+  Weekday,
+  WorkModeId,
   WorkModeName,
 } from './statuses.js';
 
@@ -52,10 +58,9 @@ export interface AttendanceListParams extends PageParams {
   readonly companyId?: string;
   readonly department?: string;
   readonly unit?: string;
-  readonly status?: AttendanceStatusName | number;
-  readonly workMode?: WorkModeName | 0 | 1 | 2;
-  /** A weekday name, `Monday`... */
-  readonly applicableDay?: string;
+  readonly status?: AttendanceStatusName | AttendanceStatusId;
+  readonly workMode?: WorkModeName | WorkModeId;
+  readonly applicableDay?: Weekday;
   /** True selects clock-ins on fully excused days. */
   readonly needsReview?: boolean;
   /** Part of the employee's first or last name. */
@@ -70,8 +75,8 @@ export interface ExceptionListParams extends PageParams {
   readonly employeeId?: string;
   readonly companyId?: string;
   readonly departmentId?: string;
-  readonly status?: ExceptionStatusName | 1 | 2 | 3 | 4;
-  readonly type?: ExceptionTypeName | 1 | 2 | 3 | 4;
+  readonly status?: ExceptionStatusName | ExceptionStatusId;
+  readonly type?: ExceptionTypeName | ExceptionTypeId;
   readonly batchId?: string;
   /** Part of the employee's name. */
   readonly search?: string;

@@ -163,10 +163,20 @@ function checkValue(name: string, kind: Kind, value: unknown): string {
     return String(value);
   }
   if ('table' in kind) {
-    const valid = (typeof value === 'string' || typeof value === 'number') && statusName(kind.table, value);
+    // Exactly a name or a number of the spec's table: `approved` or `'2'` would reach the service as written,
+    // and what it does with them is not shown.
+    const entries = Object.entries(kind.table);
+    const valid =
+      (typeof value === 'string' && Object.hasOwn(kind.table, value)) ||
+      (typeof value === 'number' && entries.some(([, number]) => number === value));
     if (!valid) {
-      const choices = Object.entries(kind.table).map(([n, i]) => `${n} (${i})`);
-      throw new InvalidParameterError(name, `${show(value)} is not one of ${choices.join(', ')}`);
+      const choices = entries.map(([n, i]) => `${n} (${i})`).join(', ');
+      const near = typeof value === 'string' ? statusName(kind.table, value) : undefined;
+      const hint =
+        near === undefined
+          ? ''
+          : `; names are case-sensitive and numbers are numbers: did you mean ${show(near)}?`;
+      throw new InvalidParameterError(name, `${show(value)} is not one of ${choices}${hint}`);
     }
     return String(value);
   }

@@ -2,9 +2,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiError, createApiClient } from 'workforce-webhooks/api';
 import { createMockService, type MockService } from 'workforce-webhooks/testing';
+import { envelope, loopback, page } from './loopback.js';
 
 // One injected clock for the mock and the client; the client's sleep moves it instead of waiting.
 let clock: number;
+// One clock function per test: clients share a limit only when they share the key, the base URL and the clock.
+let now: () => number;
 let mock: MockService;
 let statuses: number[];
 let sleeps: number[];
@@ -20,6 +23,7 @@ const recording: typeof fetch = async (input, init) => {
 
 beforeEach(async () => {
   clock = Date.parse('2026-06-15T12:00:00Z');
+  now = () => clock;
   statuses = [];
   sleeps = [];
   mock = await createMockService({ today: '2026-06-15', now: () => clock });
@@ -86,5 +90,149 @@ describe('rate limit', () => {
   it('passes an aborted signal through', async () => {
     const api = createApiClient({ apiKey: mock.apiKeys.full, baseUrl: mock.baseUrl });
     await expect(api.leave.listTypes({}, { signal: AbortSignal.abort() })).rejects.toThrow();
+  });
+});
+
+// Concurrent waiters each move the clock to the end of their own wait, never back.
+const concurrentSleep = async (ms: number) => {
+  sleeps.push(ms);
+  const until = clock + ms;
+  await Promise.resolve();
+  clock = Math.max(clock, until);
+};
+
+describe('spec "Limits": "Request rate | 300 requests per minute per key | all API calls"', () => {
+  it('is one limit for every client of the same key and base URL in the process', async () => {
+    await mock.close();
+    mock = await createMockService({ today: '2026-06-15', now, rateLimit: 20 });
+    const options = {
+      apiKey: mock.apiKeys.full,
+      baseUrl: mock.baseUrl,
+      fetch: recording,
+      now,
+      sleep: concurrentSleep,
+      rateLimit: { requests: 20 },
+    };
+    // Two modules of one app, say a handler and a cron job, each with its own client.
+    const handler = createApiClient(options);
+    const cron = createApiClient(options);
+    await Promise.all([
+      ...Array.from({ length: 15 }, () => handler.leave.listTypes({ pageSize: 1 })),
+      ...Array.from({ length: 15 }, () => cron.leave.listTypes({ pageSize: 1 })),
+    ]);
+    expect(statuses).toHaveLength(30);
+    expect(statuses.filter((s) => s !== 200)).toEqual([]);
+    expect(sleeps.length).toBeGreaterThan(0);
+
+    // Another key has its own limit: it is not held back by this one's.
+    sleeps = [];
+    const other = createApiClient({ ...options, apiKey: mock.apiKeys.leave });
+    await Promise.all(Array.from({ length: 20 }, () => other.leave.listTypes({ pageSize: 1 })));
+    expect(sleeps).toEqual([]);
+    expect(statuses.filter((s) => s !== 200)).toEqual([]);
+  });
+
+  it('counts a request until an interval after its answer, so a slow request never lets the service see 301', async () => {
+    await mock.close();
+    mock = await createMockService({ today: '2026-06-15', now, rateLimit: 20 });
+    let calls = 0;
+    // The first request takes 5 s to reach the service; the others arrive at once.
+    const slowFirst: typeof fetch = async (input, init) => {
+      if (calls++ === 0) clock += 5_000;
+      return recording(input, init);
+    };
+    const api = createApiClient({
+      apiKey: mock.apiKeys.full,
+      baseUrl: mock.baseUrl,
+      fetch: slowFirst,
+      now,
+      sleep,
+      rateLimit: { requests: 20 },
+    });
+    for (let i = 0; i < 21; i++) await api.leave.listTypes({ pageSize: 1 });
+    expect(statuses.filter((s) => s !== 200)).toEqual([]);
+    // The 21st waited for the window of the first one's answer, not of its start.
+    expect(sleeps).toEqual([60_000]);
+  });
+
+  it('never causes its own 429 with many calls at once and requests that take time to arrive', async () => {
+    await mock.close();
+    mock = await createMockService({ today: '2026-06-15', now, rateLimit: 20 });
+    // Each request takes 10 ms to reach the service, one after the other.
+    const slowLink: typeof fetch = async (input, init) => {
+      clock += 10;
+      return recording(input, init);
+    };
+    const api = createApiClient({
+      apiKey: mock.apiKeys.full,
+      baseUrl: mock.baseUrl,
+      fetch: slowLink,
+      now,
+      sleep: concurrentSleep,
+      rateLimit: { requests: 20 },
+    });
+    await Promise.all(Array.from({ length: 45 }, () => api.leave.listTypes({ pageSize: 1 })));
+    expect(statuses).toHaveLength(45);
+    expect(statuses.filter((s) => s !== 200)).toEqual([]);
+  });
+});
+
+describe('spec "Errors": "the answer carries a Retry-After header telling how long to wait"', () => {
+  const fast = async (ms: number) => {
+    sleeps.push(ms);
+  };
+
+  it.each([503, 400, 500])('honours Retry-After on a %i answer, then succeeds', async (status) => {
+    const server = await loopback((_, res, index) =>
+      index === 0 ? envelope(res, status, null, { 'retry-after': '2' }) : envelope(res, 200, page([])),
+    );
+    try {
+      const api = createApiClient({ apiKey: 'wf_key', baseUrl: server.baseUrl, sleep: fast });
+      expect((await api.leave.listTypes()).totalRecords).toBe(0);
+      expect(server.requests).toHaveLength(2);
+      expect(sleeps).toEqual([2_000]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('stops after maxRetries with ApiError rate_limited and the last status', async () => {
+    const server = await loopback((_, res) => envelope(res, 503, null, { 'retry-after': '1' }));
+    try {
+      const api = createApiClient({ apiKey: 'wf_key', baseUrl: server.baseUrl, sleep: fast, maxRetries: 2 });
+      await expect(api.leave.listTypes()).rejects.toMatchObject({
+        name: 'ApiError',
+        code: 'rate_limited',
+        status: 503,
+        endpoint: 'GET /v1/leavetype/list',
+      });
+      expect(server.requests).toHaveLength(3);
+      expect(sleeps).toEqual([1_000, 1_000]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('fails at once when Retry-After is longer than maxRetryAfterMs', async () => {
+    const server = await loopback((_, res) => envelope(res, 503, null, { 'retry-after': '120' }));
+    try {
+      const api = createApiClient({ apiKey: 'wf_key', baseUrl: server.baseUrl, sleep: fast });
+      await expect(api.leave.listTypes()).rejects.toMatchObject({ code: 'rate_limited', status: 503 });
+      expect(server.requests).toHaveLength(1);
+      expect(sleeps).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('does not retry a failure without Retry-After', async () => {
+    const server = await loopback((_, res) => envelope(res, 500, null));
+    try {
+      const api = createApiClient({ apiKey: 'wf_key', baseUrl: server.baseUrl, sleep: fast });
+      await expect(api.leave.listTypes()).rejects.toMatchObject({ code: 'failed_500', status: 500 });
+      expect(server.requests).toHaveLength(1);
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -1,6 +1,16 @@
 // Parameters the spec does not allow are refused before any request, and sent under the spec's names.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ApiClient, createApiClient, InvalidParameterError } from 'workforce-webhooks/api';
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import {
+  type ApiClient,
+  type AttendanceListParams,
+  type AttendanceStatusId,
+  type AttendanceStatusName,
+  createApiClient,
+  type ExceptionListParams,
+  InvalidParameterError,
+  type LeaveRequestListParams,
+  type Weekday,
+} from 'workforce-webhooks/api';
 import { createMockService, type MockService } from 'workforce-webhooks/testing';
 
 let mock: MockService;
@@ -37,11 +47,41 @@ describe('refused before any request', () => {
     ['a page number of 0', () => api.leave.listTypes({ pageNumber: 0 }), 'PageNumber'],
     [
       'a weekday that is not one',
-      () => api.attendance.listRecords({ applicableDay: 'Someday' }),
+      () => api.attendance.listRecords({ applicableDay: 'Someday' as never }),
       'ApplicableDay',
     ],
     ['a missing balance parameter', () => api.leave.getBalance({ employeeId: uuid } as never), 'LeaveTypeId'],
     ['an unknown parameter', () => api.leave.listRequests({ status: 'Approved' } as never), 'status'],
+    // Spec "Leave status" and "Attendance status": the filters accept the table's names or numbers, nothing else.
+    [
+      'a leave status name in the wrong case',
+      () => api.leave.listRequests({ leaveStatus: 'approved' as never }),
+      'LeaveStatus',
+    ],
+    [
+      'a leave status number as text',
+      () => api.leave.listRequests({ leaveStatus: '2' as never }),
+      'LeaveStatus',
+    ],
+    ['an attendance status of 99', () => api.attendance.listRecords({ status: 99 as never }), 'Status'],
+    ['a fractional status', () => api.attendance.listRecords({ status: 1.5 as never }), 'Status'],
+    ['a work mode of 3', () => api.attendance.listRecords({ workMode: 3 as never }), 'WorkMode'],
+    [
+      'an exception type name in lower case',
+      () => api.attendance.listExceptions({ type: 'remoteday' as never }),
+      'Type',
+    ],
+    [
+      'eligibility criteria of 5',
+      () => api.leave.listTypes({ eligibilityCriteria: 5 as never }),
+      'EligibilityCriteria',
+    ],
+    ['orderBy of 2', () => api.leave.listRequests({ orderBy: 2 as never }), 'OrderBy'],
+    [
+      'a weekday in lower case',
+      () => api.attendance.listRecords({ applicableDay: 'monday' as never }),
+      'ApplicableDay',
+    ],
   ])('%s', async (_, call, parameter) => {
     const before = sent.length;
     const error = await call().catch((e: unknown) => e);
@@ -100,5 +140,32 @@ describe('sent under the spec names', () => {
     expect(sent.at(-1)!.search).toBe(`?Year=2026&CompanyId=${uuid}`);
     await api.leave.listTypes({ isActive: true, eligibilityCriteria: 0 });
     expect(sent.at(-1)!.search).toBe('?IsActive=true&EligibilityCriteria=0');
+  });
+});
+
+describe('the tables as types', () => {
+  it('says which name was meant', async () => {
+    const error = await api.leave.listRequests({ leaveStatus: 'approved' as never }).catch((e: unknown) => e);
+    expect((error as Error).message).toContain('did you mean "Approved"?');
+  });
+
+  it('types the numeric forms as their unions, so a number outside the table does not compile', () => {
+    expectTypeOf<NonNullable<AttendanceListParams['status']>>().toEqualTypeOf<
+      AttendanceStatusName | AttendanceStatusId
+    >();
+    expectTypeOf<AttendanceStatusId>().toEqualTypeOf<0 | 1 | 2 | 3 | 4 | 5>();
+    expectTypeOf<NonNullable<AttendanceListParams['applicableDay']>>().toEqualTypeOf<Weekday>();
+    const typed = (): unknown[] => [
+      // @ts-expect-error 99 is not an attendance status
+      { status: 99 } satisfies AttendanceListParams,
+      // @ts-expect-error names are case-sensitive
+      { leaveStatus: 'approved' } satisfies LeaveRequestListParams,
+      // @ts-expect-error exception statuses are 1 to 4
+      { status: 0 } satisfies ExceptionListParams,
+      // @ts-expect-error work modes are 0 to 2
+      { workMode: 3 } satisfies AttendanceListParams,
+      { status: 5, workMode: 'Hybrid', applicableDay: 'Friday' } satisfies AttendanceListParams,
+    ];
+    expect(typed).toBeTypeOf('function');
   });
 });

@@ -50,3 +50,15 @@ export function eachDay(start: string, end: string): string[] {
 export function leaveDate(date: string): string {
   return `${date}T00:00:00`;
 }
+
+/**
+ * The day a recurring `MM-DD` falls on in `year`: Feb 29 falls on Feb 28 in a common year, so a leap-day
+ * holiday stays in February and is never a day the calendar lacks.
+ * @example
+ * recurringDay('02-29', 2027) // '2027-02-28'
+ */
+export function recurringDay(monthDay: string, year: number): string {
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+  const day = monthDay === '02-29' && !leap ? '02-28' : monthDay;
+  return `${String(year).padStart(4, '0')}-${day}`;
+}

@@ -1,6 +1,7 @@
 // The fixtures' activity: leave requests across the year, exceptions, and ten working days of attendance.
+import { clockIn, runAbsenceReport } from './attendance.js';
 import { addDays, isWeekend } from './calendar.js';
-import { clockIn, mockId, runAbsenceReport } from './rules.js';
+import { isWorkingDay, mockId, onLeave } from './rules.js';
 import type { EmployeeRow, MockState } from './state.js';
 
 const STATUS_CYCLE = [2, 0, 1, 3, 2, 4, 5, 2, 0, 2];
@@ -8,11 +9,21 @@ const EXCEPTION_CYCLE = ['Approved', 'Pending', 'Approved', 'Rejected', 'Cancell
 const TYPE_CYCLE = ['ExcusedAbsence', 'DayOffGranted', 'RemoteDay'] as const;
 
 /**
- * Thirty requests of the main organisation spread over `year`, one of the other's, and annual balances.
+ * The day `date`, or the day before `today` when `date` is not before it: fixtures never happen in the future.
  * @example
- * addLeaveRequests(state, ours, 2026);
+ * pastDay('2026-07-01', '2026-06-15') // '2026-06-14'
  */
-export function addLeaveRequests(state: MockState, ours: readonly EmployeeRow[], year: number): void {
+export function pastDay(date: string, today: string): string {
+  return date < today ? date : addDays(today, -1);
+}
+
+/**
+ * Thirty requests of the main organisation spread over this year, one of the other's, and annual balances.
+ * @example
+ * addLeaveRequests(state, ours, '2026-06-15');
+ */
+export function addLeaveRequests(state: MockState, ours: readonly EmployeeRow[], today: string): void {
+  const year = Number(today.slice(0, 4));
   const london = state.companies[1]!.id;
   for (let i = 0; i < 30; i++) {
     const who = ours[i % ours.length]!;
@@ -27,7 +38,8 @@ export function addLeaveRequests(state: MockState, ours: readonly EmployeeRow[],
       endDate: addDays(start, i % 4),
       statusId: STATUS_CYCLE[i % STATUS_CYCLE.length]!,
       comments: i % 3 === 1 ? 'Doctor says rest' : `Request ${i + 1}`,
-      requestedOn: `${addDays(start, -14)}T09:${String(i).padStart(2, '0')}:00.000Z`,
+      // Two weeks ahead, or before today for leave further out: never requested in the mock's future.
+      requestedOn: `${pastDay(addDays(start, -14), today)}T09:${String(i).padStart(2, '0')}:00.000Z`,
       documents:
         typeIndex === 1
           ? [
@@ -59,7 +71,7 @@ export function addLeaveRequests(state: MockState, ours: readonly EmployeeRow[],
     endDate: `${year}-02-03`,
     statusId: 0,
     comments: 'Other org',
-    requestedOn: `${year}-01-20T10:00:00.000Z`,
+    requestedOn: `${pastDay(`${year}-01-20`, today)}T10:00:00.000Z`,
     documents: [],
     relieverIds: [],
     handoffNote: '',
@@ -70,7 +82,7 @@ export function addLeaveRequests(state: MockState, ours: readonly EmployeeRow[],
 }
 
 /**
- * Clock-ins and a finished absence report for each of the ten working days before today, and today's first clock-ins.
+ * Clock-ins and a finished absence report for each of the ten weekdays before today, and today's first clock-ins.
  * @example
  * addAttendance(state, ours, '2026-06-15');
  */
@@ -79,13 +91,16 @@ export function addAttendance(state: MockState, ours: readonly EmployeeRow[], to
   for (let d = 10; d >= 1; d--) {
     const day = workingDayBefore(today, d);
     ours.forEach((e, i) => {
-      if ((i * 7 + d) % 9 === 0) return; // no clock-in: the report decides (Absent, Leave, Holiday, Excused)
+      // Nobody clocks in on a day off, a holiday or approved leave.
+      if (!isWorkingDay(state, e, day) || onLeave(state, e.id, day)) return;
+      if ((i * 7 + d) % 9 === 0) return; // no clock-in: the report decides (Absent or Excused)
       clockIn(state, e, day, (i * 3 + d) % 8 === 0 ? '09:20:00' : '08:45:00', '17:30:00');
     });
     runAbsenceReport(state, org, day, `${day}T19:00:00.000Z`);
   }
   ours.slice(0, 4).forEach((e, i) => {
-    clockIn(state, e, today, i === 3 ? '09:05:00' : '08:50:00');
+    if (isWorkingDay(state, e, today) && !onLeave(state, e.id, today))
+      clockIn(state, e, today, i === 3 ? '09:05:00' : '08:50:00');
   });
 }
 
@@ -113,23 +128,24 @@ export function addExceptions(state: MockState, ours: readonly EmployeeRow[], to
   for (let i = 0; i < 20; i++) {
     const start = addDays(workingDayBefore(today, 9), i * 2 - 8);
     const status = EXCEPTION_CYCLE[i % EXCEPTION_CYCLE.length]!;
+    // Raised three days ahead and decided two days ahead, or before today when that would be in the future.
+    const [raised, decided] = [pastDay(addDays(start, -3), today), pastDay(addDays(start, -2), today)];
     state.exceptions.push({
       id: mockId(0xe8c, i + 1),
       employeeId: ours[(i * 3) % ours.length]!.id,
       startDate: start,
-      endDate: addDays(start, i % 3 === 0 ? 1 : 0),
+      // A half day covers one day; some whole-day ones cover two.
+      endDate: addDays(start, i % 3 === 0 && i % 7 !== 3 ? 1 : 0),
       ...(i % 7 === 3 ? { halfDay: 'FirstHalf' as const } : {}),
       type: TYPE_CYCLE[i % TYPE_CYCLE.length]!,
       isPaid: i % 4 !== 1,
       status,
       requiresApproval: i % 5 === 2,
       createdByName: hr,
-      created: `${addDays(start, -3)}T10:00:00.000Z`,
-      ...(status === 'Approved'
-        ? { approvedByName: hr, approvedAt: `${addDays(start, -2)}T10:00:00.000Z` }
-        : {}),
-      ...(status === 'Rejected' ? { rejectedAt: `${addDays(start, -2)}T10:00:00.000Z` } : {}),
-      ...(status === 'Cancelled' ? { cancelledAt: `${addDays(start, -1)}T10:00:00.000Z` } : {}),
+      created: `${raised}T10:00:00.000Z`,
+      ...(status === 'Approved' ? { approvedByName: hr, approvedAt: `${decided}T11:00:00.000Z` } : {}),
+      ...(status === 'Rejected' ? { rejectedAt: `${decided}T11:00:00.000Z` } : {}),
+      ...(status === 'Cancelled' ? { cancelledAt: `${decided}T11:00:00.000Z` } : {}),
     });
   }
   // An approved half day inside the attendance history, so records show `excusedHalfDay`.
@@ -166,7 +182,7 @@ export function addExceptions(state: MockState, ours: readonly EmployeeRow[], to
         requiresApproval: false,
         batchId,
         createdByName: hr,
-        created: `${today}T08:00:00.000Z`,
+        created: `${addDays(today, -1)}T08:00:00.000Z`,
       })),
   );
   const otherEmployee = state.employees.find((e) => e.organizationId !== ours[0]!.organizationId)!;
@@ -180,6 +196,8 @@ export function addExceptions(state: MockState, ours: readonly EmployeeRow[], to
     status: 'Approved',
     requiresApproval: false,
     createdByName: 'Other HR',
-    created: `${today}T07:00:00.000Z`,
+    created: `${addDays(today, -1)}T07:00:00.000Z`,
+    approvedByName: 'Other HR',
+    approvedAt: `${addDays(today, -1)}T08:00:00.000Z`,
   });
 }

@@ -54,7 +54,8 @@ function leaveType(n: number, org: string, fields: Partial<LeaveTypeRow>, year: 
 
 /**
  * Builds the fixtures for a given today (`YYYY-MM-DD`): leave across this year, attendance and reports for
- * the last ten working days, today's clock-ins still waiting for the absence report.
+ * the last ten weekdays, today's clock-ins still waiting for the absence report. Nothing in them happened
+ * after today: requests, exceptions and decisions are dated before it.
  * @example
  * const state = createFixtures('2026-06-15');
  */
@@ -219,6 +220,21 @@ export function createFixtures(today: string): MockState {
         companyId: co1,
       },
       {
+        id: mockId(0x401, 7),
+        organizationId: org,
+        name: 'Staff day',
+        date: workingDayBefore(today, 7),
+        isRecurring: false,
+      },
+      {
+        id: mockId(0x401, 8),
+        organizationId: org,
+        name: 'Leap Day',
+        date: `${lastLeapYearBefore(year)}-02-29`,
+        isRecurring: true,
+        companyId: co2,
+      },
+      {
         id: mockId(0x401, 6),
         organizationId: other,
         name: 'Other Org day',
@@ -246,11 +262,20 @@ export function createFixtures(today: string): MockState {
   state.employees.push(employee(9, other, co3, otherDept, 'Wanjiru', 'Kamau', 'Accountant', 0));
   state.employees[0] = { ...state.employees[0]!, unitId: platform };
   state.employees[1] = { ...state.employees[1]!, unitId: mobile };
+  // Two part-timers, so leave days and the absence report meet days off as well as weekends.
+  state.employees[6] = { ...state.employees[6]!, daysOff: ['Friday'] };
+  state.employees[7] = { ...state.employees[7]!, daysOff: ['Wednesday'] };
   const ours = state.employees.filter((e) => e.organizationId === org);
-  addLeaveRequests(state, ours, year);
+  addLeaveRequests(state, ours, today);
   addExceptions(state, ours, today);
   addAttendance(state, ours, today);
   return state;
+}
+
+function lastLeapYearBefore(year: number): number {
+  let y = year - 1;
+  while (!((y % 4 === 0 && y % 100 !== 0) || y % 400 === 0)) y--;
+  return y;
 }
 
 function employee(

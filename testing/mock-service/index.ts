@@ -1,5 +1,6 @@
 // createMockService: a local Workforce Service on loopback, its read API over fixtures and its webhook sender.
 import type { AddressInfo } from 'node:net';
+import { isCalendarDate } from '../../api/dates.js';
 import { CURRENT_API_VERSION } from '../../src/envelope.js';
 import type { WorkforceEvent } from '../../src/types.js';
 import { createApiServer } from './api-server.js';
@@ -13,13 +14,14 @@ import {
   type Subscription,
 } from './sender.js';
 import type { MockState } from './state.js';
+import type { LeaveRequestInput } from './triggers.js';
 import * as triggers from './triggers.js';
 
 /** Options of `createMockService`. */
 export interface MockServiceOptions extends SenderOptions {
   /** Port of the read API; default 0 (a free one). It listens on 127.0.0.1. */
   readonly port?: number;
-  /** The mock's today, `YYYY-MM-DD`; default today in UTC. The fixtures are built around it. */
+  /** The mock's today, a real day written `YYYY-MM-DD`; default the day of `now` in UTC. The fixtures are built around it. */
   readonly today?: string;
   /** The clock of the rate limit and of event times, in milliseconds like `Date.now`. */
   readonly now?: () => number;
@@ -57,9 +59,13 @@ export interface MockService {
   emit(type: string, data: Record<string, unknown>, options?: EmitOptions): Promise<Emission>;
   /** The settings page's Test action: a `webhook.test` event. */
   sendTest(options?: EmitOptions): Promise<Emission>;
+  /** An employee asks for leave: a Submitted request, and `leave.requested`. */
+  requestLeave(input: LeaveRequestInput, options?: EmitOptions): Promise<Emission>;
   approveLeave(id: string, options?: EmitOptions): Promise<Emission>;
   rejectLeave(id: string, options?: EmitOptions): Promise<Emission>;
+  /** Withdraws a request awaiting a decision or already approved (status Abandoned): `leave.cancelled`. */
   cancelLeave(id: string, options?: EmitOptions): Promise<Emission>;
+  /** Approves a pending exception, makes the records of its days Excused: `attendance.exception.approved`. */
   approveException(id: string, options?: EmitOptions): Promise<Emission>;
   /** Runs the absence report of a day (default today) and sends `attendance.absence_report.completed`. */
   completeAbsenceReport(date?: string, options?: EmitOptions): Promise<Emission>;
@@ -79,13 +85,13 @@ export interface MockService {
  * await mock.approveLeave(mock.state.leaveRequests.find((r) => r.statusId === 0)!.id);
  */
 export async function createMockService(options: MockServiceOptions = {}): Promise<MockService> {
-  const {
-    port = 0,
-    today = new Date().toISOString().slice(0, 10),
-    now = Date.now,
-    rateLimit = 300,
-    ...senderOptions
-  } = options;
+  const { port = 0, now = Date.now, rateLimit = 300, ...rest } = options;
+  const { today = new Date(now()).toISOString().slice(0, 10), ...senderOptions } = rest;
+  if (!isCalendarDate(today)) {
+    throw new Error(
+      `workforce-webhooks mock: today ${JSON.stringify(today)} is not a real day written YYYY-MM-DD`,
+    );
+  }
   const state = createFixtures(today);
   const organizationId = mockId(0, 1);
   const server = createApiServer({ state, rateLimit, now, today: () => today });
@@ -141,6 +147,8 @@ export async function createMockService(options: MockServiceOptions = {}): Promi
     },
     emit,
     sendTest: (options) => emit('webhook.test', {}, options),
+    requestLeave: async (input, options) =>
+      emitChange(triggers.requestLeave(state, input, new Date(now()).toISOString()), options),
     approveLeave: async (id, options) => emitChange(triggers.approveLeave(state, id), options),
     rejectLeave: async (id, options) => emitChange(triggers.rejectLeave(state, id), options),
     cancelLeave: async (id, options) => emitChange(triggers.cancelLeave(state, id), options),
@@ -164,3 +172,4 @@ export async function createMockService(options: MockServiceOptions = {}): Promi
 export type { DeliveryAttempt, DeliveryFaults, Subscription } from './sender.js';
 export { DEFAULT_RETRY_SCHEDULE_MS } from './sender.js';
 export type { MockState } from './state.js';
+export type { LeaveRequestInput } from './triggers.js';

@@ -14,8 +14,8 @@ import {
   type LeaveStatusName,
   statusName,
 } from '../../api/statuses.js';
-import { addDays, leaveDate, weekday } from './calendar.js';
-import { companyCountries, workingDays } from './rules.js';
+import { addDays, leaveDate, recurringDay, weekday } from './calendar.js';
+import { companyCountries, holidayDay, workingDays } from './rules.js';
 import type {
   AttendanceRow,
   EmployeeRow,
@@ -153,9 +153,8 @@ export function renderException(state: MockState, row: ExceptionRow): Attendance
  * renderHoliday(state, row, 2030)?.occursOn
  */
 export function renderHoliday(state: MockState, row: HolidayRow, year: number): CompanyHoliday | undefined {
-  const occursOn = row.isRecurring ? `${year}${row.date.slice(4)}` : row.date;
-  if (!occursOn.startsWith(String(year)) || (row.isRecurring && row.date.slice(0, 4) > String(year)))
-    return undefined;
+  const occursOn = holidayDay(row, year);
+  if (occursOn === undefined) return undefined;
   const company = state.companies.find((c) => c.id === row.companyId);
   return {
     id: row.id,
@@ -180,7 +179,7 @@ export function renderPublicHolidays(
   return state.publicHolidays
     .filter((h) => countryIds.includes(h.countryId))
     .map((h) => {
-      const startDate = `${year}-${h.monthDay}`;
+      const startDate = recurringDay(h.monthDay, year);
       return {
         name: h.name,
         startDate,

@@ -1,10 +1,8 @@
-// The service's rules the mock applies: holidays, working days, balances, clock-ins and the absence report.
+// The service's calendar and leave rules the mock applies: holidays, working days, approved leave, balances.
 import type { LeaveBalance } from '../../api/records.js';
-import { ATTENDANCE_STATUSES, LEAVE_STATUSES } from '../../api/statuses.js';
-import { addDays, eachDay, isWeekend } from './calendar.js';
-import type { EmployeeRow, ExceptionRow, MockState, ReportRow } from './state.js';
-
-const LATE_CUT_OFF = '09:00:00';
+import { LEAVE_STATUSES } from '../../api/statuses.js';
+import { addDays, eachDay, isWeekend, recurringDay, weekday } from './calendar.js';
+import type { EmployeeRow, ExceptionRow, HolidayRow, MockState } from './state.js';
 
 /**
  * Ids the mock hands out, deterministic per kind and number so fixtures are the same on every run.
@@ -26,37 +24,91 @@ export function companyCountries(state: MockState, companyId: string): number[] 
 }
 
 /**
- * True when `date` is a public holiday in the employee's company country or a company holiday that covers them.
+ * The day a company holiday falls on in `year` (spec "Company holiday" `occursOn`), or undefined when it does
+ * not fall in that year; a recurring Feb 29 falls on Feb 28 in a common year.
+ * @example
+ * holidayDay({ ...row, date: '2024-02-29', isRecurring: true }, 2027) // '2027-02-28'
+ */
+export function holidayDay(row: HolidayRow, year: number): string | undefined {
+  if (!row.isRecurring) return row.date.startsWith(`${year}-`) ? row.date : undefined;
+  // A recurring holiday repeats from the year it was added for, never before it.
+  return Number(row.date.slice(0, 4)) <= year ? recurringDay(row.date.slice(5), year) : undefined;
+}
+
+/**
+ * True when `date` is a public holiday of the employee's company's country, or a company holiday of the
+ * organisation (organisation-wide or of the employee's company). A day that is both counts once.
  * @example
  * isHoliday(state, employee, '2026-12-25')
  */
 export function isHoliday(state: MockState, employee: EmployeeRow, date: string): boolean {
+  const year = Number(date.slice(0, 4));
   const company = state.companies.find((c) => c.id === employee.companyId);
-  const publicDay = state.publicHolidays.some((h) => {
-    if (h.countryId !== company?.countryId) return false;
-    const start = `${date.slice(0, 4)}-${h.monthDay}`;
-    return date >= start && date <= addDays(start, h.days - 1);
-  });
+  // An employee keeps the public holidays of their company's own country; its offices' countries are listed
+  // for the company (spec "holidays/public") but the fixtures place no employee in an office abroad.
+  const publicDay = state.publicHolidays.some(
+    (h) =>
+      h.countryId === company?.countryId &&
+      // Last year's too: a holiday of several days can run into January.
+      [year - 1, year].some((y) => {
+        const start = recurringDay(h.monthDay, y);
+        return date >= start && date <= addDays(start, h.days - 1);
+      }),
+  );
   const companyDay = state.holidays.some(
     (h) =>
       h.organizationId === employee.organizationId &&
       (h.companyId === undefined || h.companyId === employee.companyId) &&
-      (h.isRecurring ? h.date.slice(5) === date.slice(5) && h.date <= date : h.date === date),
+      holidayDay(h, year) === date,
   );
   return publicDay || companyDay;
 }
 
 /**
- * Working days in a range: weekends and holidays are not counted (spec "Leave request" `days`).
+ * True on a day the employee never works: a weekend or one of their own days off.
+ * @example
+ * isRestDay({ ...employee, daysOff: ['Friday'] }, '2026-06-19') // true
+ */
+export function isRestDay(employee: EmployeeRow, date: string): boolean {
+  return isWeekend(date) || (employee.daysOff ?? []).includes(weekday(date));
+}
+
+/**
+ * True on a day the employee is expected at work: not a rest day and not a holiday.
+ * @example
+ * isWorkingDay(state, employee, '2026-06-15') // true
+ */
+export function isWorkingDay(state: MockState, employee: EmployeeRow, date: string): boolean {
+  return !isRestDay(employee, date) && !isHoliday(state, employee, date);
+}
+
+/**
+ * Working days in a range (spec "Leave request" `days`: weekends, the employee's days off and holidays are
+ * not counted).
  * @example
  * workingDays(state, employee, '2026-03-02', '2026-03-08') // 5
  */
 export function workingDays(state: MockState, employee: EmployeeRow, start: string, end: string): number {
-  return eachDay(start, end).filter((d) => !isWeekend(d) && !isHoliday(state, employee, d)).length;
+  return eachDay(start, end).filter((d) => isWorkingDay(state, employee, d)).length;
 }
 
 /**
- * The approved exception covering `date` for this employee, if any.
+ * True when an approved leave request of the employee covers `date`.
+ * @example
+ * onLeave(state, employee.id, '2026-03-03')
+ */
+export function onLeave(state: MockState, employeeId: string, date: string): boolean {
+  return state.leaveRequests.some(
+    (r) =>
+      r.employeeId === employeeId &&
+      r.statusId === LEAVE_STATUSES.Approved &&
+      r.startDate <= date &&
+      r.endDate >= date,
+  );
+}
+
+/**
+ * The approved exception covering `date` for this employee, a whole-day one before a half-day one.
  * @example
  * approvedException(state, employee.id, '2026-06-12')?.type
  */
@@ -65,13 +117,15 @@ export function approvedException(
   employeeId: string,
   date: string,
 ): ExceptionRow | undefined {
-  return state.exceptions.find(
+  const covering = state.exceptions.filter(
     (e) => e.employeeId === employeeId && e.status === 'Approved' && e.startDate <= date && e.endDate >= date,
   );
+  return covering.find((e) => e.halfDay === undefined) ?? covering[0];
 }
 
 /**
- * This year's balance (spec "Leave balance", rule 1 for a pair never set up).
+ * This year's balance (spec "Leave balance"), always in agreement with the leave list: the year's approved,
+ * undecided and rejected requests give `daysTaken`, `leavePending` and `leaveRejected`.
  * @example
  * leaveBalance(state, employee, leaveTypeId, '2026').daysRemaining
  */
@@ -82,131 +136,28 @@ export function leaveBalance(
   year: string,
 ): LeaveBalance {
   const type = state.leaveTypes.find((t) => t.id === leaveTypeId)!;
-  const setUp = state.balances.find((b) => b.employeeId === employee.id && b.leaveTypeId === leaveTypeId);
-  if (setUp === undefined) {
-    return {
-      totalDays: type.maxLeaveDays,
-      daysTaken: 0,
-      daysRemaining: type.maxLeaveDays,
-      leavePending: 0,
-      leaveRejected: 0,
-    };
-  }
+  // Rule 1: a pair never set up has the type's full allowance. Its counts still come from the requests, so
+  // "nothing taken" holds exactly when the employee has no request of the type (a request implies a balance
+  // in the service; the mock does not make one up for every request).
+  const totalDays =
+    state.balances.find((b) => b.employeeId === employee.id && b.leaveTypeId === leaveTypeId)?.totalDays ??
+    type.maxLeaveDays;
   const sum = (statuses: number[]): number =>
     state.leaveRequests
       .filter(
-        (r) => r.employeeId === employee.id && r.leaveTypeId === leaveTypeId && r.startDate.startsWith(year),
+        (r) =>
+          r.employeeId === employee.id &&
+          r.leaveTypeId === leaveTypeId &&
+          r.startDate.startsWith(`${year}-`) &&
+          statuses.includes(r.statusId),
       )
-      .filter((r) => statuses.includes(r.statusId))
       .reduce((days, r) => days + workingDays(state, employee, r.startDate, r.endDate), 0);
   const daysTaken = sum([LEAVE_STATUSES.Approved]);
   return {
-    totalDays: setUp.totalDays,
+    totalDays,
     daysTaken,
-    daysRemaining: setUp.totalDays - daysTaken,
+    daysRemaining: totalDays - daysTaken,
     leavePending: sum([LEAVE_STATUSES.Submitted, LEAVE_STATUSES.Pending]),
     leaveRejected: sum([LEAVE_STATUSES.Rejected]),
   };
-}
-
-/**
- * An employee clocks in (spec "Attendance status" transitions): Present on time, Late after the cut-off.
- * @example
- * clockIn(state, employee, '2026-06-15', '09:20:00') // a Late record
- */
-export function clockIn(
-  state: MockState,
-  employee: EmployeeRow,
-  date: string,
-  time: string,
-  clockOut?: string,
-): void {
-  const excused = approvedException(state, employee.id, date);
-  state.attendance.push({
-    id: mockId(0x0a77, state.attendance.length + 1),
-    employeeId: employee.id,
-    date,
-    status: time > LATE_CUT_OFF ? ATTENDANCE_STATUSES.Late : ATTENDANCE_STATUSES.Present,
-    clockInTime: time,
-    ...(clockOut !== undefined && employee.trackingMethod === 'ClockInClockOut'
-      ? { clockOutTime: clockOut }
-      : {}),
-    workMode: employee.workMode,
-    location: employee.workMode === 'Remote' ? 'Home' : 'Head office',
-    ...(excused !== undefined ? { exceptionId: excused.id } : {}),
-    // Spec: needsReview is true when the employee clocked in on a fully excused day.
-    needsReview: excused !== undefined && excused.halfDay === undefined,
-  });
-}
-
-/**
- * HR runs the absence report for a day: every expected employee without a record gets Absent, Leave, Holiday
- * or Excused, and the report's counts are final.
- * @example
- * runAbsenceReport(state, organizationId, '2026-06-15', new Date().toISOString()).reportId
- */
-export function runAbsenceReport(
-  state: MockState,
-  organizationId: string,
-  date: string,
-  completedAt: string,
-): ReportRow {
-  const employees = state.employees.filter((e) => e.organizationId === organizationId);
-  for (const employee of employees) {
-    if (state.attendance.some((a) => a.employeeId === employee.id && a.date === date)) continue;
-    const onLeave = state.leaveRequests.some(
-      (r) =>
-        r.employeeId === employee.id &&
-        r.statusId === LEAVE_STATUSES.Approved &&
-        r.startDate <= date &&
-        r.endDate >= date,
-    );
-    const excused = approvedException(state, employee.id, date);
-    const status = isHoliday(state, employee, date)
-      ? ATTENDANCE_STATUSES.Holiday
-      : onLeave
-        ? ATTENDANCE_STATUSES.Leave
-        : excused !== undefined
-          ? ATTENDANCE_STATUSES.Excused
-          : ATTENDANCE_STATUSES.Absent;
-    if (isWeekend(date) && status === ATTENDANCE_STATUSES.Absent) continue;
-    state.attendance.push({
-      id: mockId(0x0a77, state.attendance.length + 1),
-      employeeId: employee.id,
-      date,
-      status,
-      workMode: employee.workMode,
-      ...(excused !== undefined && status === ATTENDANCE_STATUSES.Excused ? { exceptionId: excused.id } : {}),
-      needsReview: false,
-    });
-  }
-  const day = state.attendance.filter((a) => a.date === date && employees.some((e) => e.id === a.employeeId));
-  const count = (status: number): number => day.filter((a) => a.status === status).length;
-  const [present, late, absent, leave, holiday, excused] = [0, 1, 2, 3, 4, 5].map(count) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
-  const report: ReportRow = {
-    organizationId,
-    reportId: mockId(0x0e90, state.reports.length + 1),
-    reportDate: date,
-    status: 'Completed',
-    isWorkDay: !isWeekend(date),
-    completedAt,
-    totalEmployeesProcessed: employees.length,
-    presentCount: present,
-    lateCount: late,
-    absentCount: absent,
-    leaveCount: leave,
-    holidayCount: holiday,
-    excusedCount: excused,
-    excusedAbsenceCount: leave + holiday + excused,
-    unexcusedAbsenceCount: absent,
-  };
-  state.reports.push(report);
-  return report;
 }

@@ -50,6 +50,8 @@ export interface EmployeeRow {
   readonly jobRole: string;
   readonly workMode: WorkModeName;
   readonly trackingMethod: 'ClockInClockOut' | 'AttendanceOnly';
+  /** Weekday names the employee does not work besides the weekend (a part-time pattern), e.g. `['Friday']`. */
+  readonly daysOff?: readonly string[];
 }
 
 /** A leave type with the organisation (and, for company-scoped types, the company) it belongs to. */
@@ -80,17 +82,18 @@ export interface BalanceRow {
   readonly totalDays: number;
 }
 
+/** One employee's day: the clock-in facts, and what the rules make of them (kept current by the triggers). */
 export interface AttendanceRow {
   readonly id: string;
   readonly employeeId: string;
   readonly date: string;
-  readonly status: number;
+  status: number;
   readonly clockInTime?: string;
   readonly clockOutTime?: string;
   readonly workMode: WorkModeName;
   readonly location?: string;
-  readonly exceptionId?: string;
-  readonly needsReview: boolean;
+  exceptionId?: string;
+  needsReview: boolean;
 }
 
 export interface ExceptionRow {
