@@ -1,0 +1,101 @@
+// The Redis side of ordering (spec rule 4): a per-key lease and watermark, each step one atomic Lua script.
+import { createHash } from 'node:crypto';
+import type { Cluster, Redis } from 'ioredis';
+import type { KeyEntry, OrderingStore } from '../src/ordering-store.js';
+
+// Redis's clock, so every instance agrees on leases; and a byte-wise comparison of marks (Lua's `<` follows the
+// server's locale).
+const PRELUDE = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local function newer(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = a:byte(i), b:byte(i)
+    if x ~= y then return x > y end
+  end
+  return #a > #b
+end
+`;
+
+// KEYS: lease (hash: owner, since), watermark. ARGV: owner, lease ms. The same owner renews and keeps `since`.
+const ENTER = `${PRELUDE}local owner = redis.call('HGET', KEYS[1], 'owner')
+if owner and owner ~= ARGV[1] then return {0, redis.call('PTTL', KEYS[1])} end
+if owner ~= ARGV[1] then redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'since', now) end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return {1, redis.call('GET', KEYS[2])}`;
+
+// ARGV: owner, max wait ms: the lease now ends `max wait` after the owner first entered.
+const HOLD = `${PRELUDE}if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
+local left = tonumber(redis.call('HGET', KEYS[1], 'since')) + tonumber(ARGV[2]) - now
+if left <= 0 then redis.call('DEL', KEYS[1]) else redis.call('PEXPIRE', KEYS[1], left) end
+return 1`;
+
+// ARGV: owner, mark ('' for none), watermark TTL ms: compare-and-set of the watermark, then the lease given up.
+const LEAVE = `${PRELUDE}if ARGV[2] ~= '' then
+  local current = redis.call('GET', KEYS[2])
+  if not current or newer(ARGV[2], current) then redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3]) end
+end
+if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
+return 0`;
+
+type Script = { readonly source: string; readonly sha: string };
+const script = (source: string): Script => ({ source, sha: createHash('sha1').update(source).digest('hex') });
+const scripts = { enter: script(ENTER), hold: script(HOLD), leave: script(LEAVE) };
+
+/** The Redis ordering store and the key its claims read the watermark from. */
+export interface RedisOrdering {
+  readonly ordering: OrderingStore;
+  /** The Redis key of `key`'s watermark. */
+  watermarkKey(key: string): string;
+}
+
+/**
+ * The ordering half of `createRedisStore`: keys `<prefix>lease:{<key>}` and `<prefix>mark:{<key>}` (one hash slot,
+ * for Redis Cluster).
+ * @example
+ * const { ordering } = createRedisOrdering({ client, prefix: 'wfwh:' });
+ */
+export function createRedisOrdering({
+  client,
+  prefix,
+}: {
+  readonly client: Redis | Cluster;
+  readonly prefix: string;
+}): RedisOrdering {
+  const leaseKey = (key: string): string => `${prefix}lease:{${key}}`;
+  const watermarkKey = (key: string): string => `${prefix}mark:{${key}}`;
+  // EVALSHA first; a server that lost its script cache (restart, failover) gets the source once.
+  const run = async (
+    { source, sha }: Script,
+    key: string,
+    ...args: (string | number)[]
+  ): Promise<unknown> => {
+    const keys = [leaseKey(key), watermarkKey(key)];
+    try {
+      return await client.call('EVALSHA', sha, 2, ...keys, ...args);
+    } catch (error) {
+      if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
+      return client.call('EVAL', source, 2, ...keys, ...args);
+    }
+  };
+  const ms = (value: number): number => Math.max(1, Math.ceil(value));
+
+  const ordering: OrderingStore = {
+    async enter(key, owner, leaseMs) {
+      const [entered, value] = (await run(scripts.enter, key, owner, ms(leaseMs))) as [number, unknown];
+      if (entered === 1)
+        return {
+          status: 'entered',
+          watermark: value === null || value === undefined ? undefined : String(value),
+        };
+      return { status: 'busy', retryInMs: Math.max(1, Number(value)) } satisfies KeyEntry;
+    },
+    hold: async (key, owner, maxWaitMs) => (await run(scripts.hold, key, owner, ms(maxWaitMs))) === 1,
+    leave: async (key, owner, mark, ttlMs) =>
+      (await run(scripts.leave, key, owner, mark ?? '', ms(ttlMs))) === 1,
+    async watermark(key) {
+      const value = await client.call('GET', watermarkKey(key));
+      return value === null ? undefined : String(value);
+    },
+  };
+  return { ordering, watermarkKey };
+}

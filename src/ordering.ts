@@ -1,0 +1,320 @@
+// Spec rule 4 done by the receiver: one event per record key at a time, and never an older event over a newer one.
+import { ConfigurationError } from './errors.js';
+import type { Logger } from './logger.js';
+import type { OrderingStore } from './ordering-store.js';
+import { OrderingWait } from './ordering-wait.js';
+import type { AttemptContext, DeadLetter, JobProcessor } from './queue.js';
+import type {
+  EventDataMap,
+  EventOf,
+  EventPattern,
+  TypesOf,
+  UnknownEventType,
+  WorkforceEvent,
+} from './types.js';
+
+/** Which record an event is about; undefined: the event is not ordered. */
+export type OrderingKey = (event: WorkforceEvent) => string | undefined;
+
+/** Per event type (or `prefix.*`) of the map, how to read the record key from a typed event. */
+export type OrderingKeyRules<M = EventDataMap> = {
+  readonly [P in Exclude<EventPattern<M>, UnknownEventType>]?: (
+    event: EventOf<M, TypesOf<M, P>>,
+  ) => string | undefined;
+};
+
+/** The event that made another stale: the newest one of its key whose handlers all succeeded. */
+export interface OrderingMark {
+  readonly id: string;
+  readonly occurredAt: string;
+}
+
+/** `createReceiver({ ordering })`: one event per key at a time, and never an older one over a newer one. */
+export interface OrderingOptions {
+  /** The record key of an event. Default `byDefaultKeys()`: `leave.*` by `data.leaveRequestId`. */
+  readonly key?: OrderingKey;
+  /** An event older than its key's newest handled one: `skip` it (default) or `run` it with `ctx.stale`. */
+  readonly stale?: 'skip' | 'run';
+  /** How long a failing event holds newer events of its key before they go ahead. Default 5 minutes. */
+  readonly maxWaitMs?: number;
+}
+
+const asKey = (value: unknown): string | undefined =>
+  typeof value === 'string' && value !== '' ? value : undefined;
+
+/**
+ * The record keys of the event types whose payload the spec documents (`leave.*` by `data.leaveRequestId`),
+ * extended or overridden by `rules`; an exact type wins over a `prefix.*`, a longer prefix over a shorter.
+ * @example
+ * createReceiver({ secret, ordering: { key: byDefaultKeys({ 'employee.*': (e) => String(e.data.employeeId) }) } });
+ */
+export function byDefaultKeys<M = EventDataMap>(rules: OrderingKeyRules<M> = {}): OrderingKey {
+  const all: Record<string, ((event: never) => unknown) | undefined> = {
+    'leave.*': (event: WorkforceEvent) => event.data.leaveRequestId,
+    ...(rules as Record<string, (event: never) => unknown>),
+  };
+  // The rule of each type seen, found once.
+  const found = new Map<string, ((event: WorkforceEvent) => unknown) | undefined>();
+  const ruleOf = (type: string): ((event: WorkforceEvent) => unknown) | undefined => {
+    if (Object.hasOwn(all, type)) return all[type] as (event: WorkforceEvent) => unknown;
+    for (let end = type.lastIndexOf('.'); end > 0; end = type.lastIndexOf('.', end - 1)) {
+      const pattern = `${type.slice(0, end)}.*`;
+      if (Object.hasOwn(all, pattern)) return all[pattern] as (event: WorkforceEvent) => unknown;
+    }
+    return undefined;
+  };
+  return (event) => {
+    let rule = found.get(event.type);
+    if (rule === undefined && !found.has(event.type)) {
+      rule = ruleOf(event.type);
+      found.set(event.type, rule);
+    }
+    return rule === undefined ? undefined : asKey(rule(event));
+  };
+}
+
+const FRACTION = /\.(\d+)/;
+
+/**
+ * The event's place in its key's order, as a string that compares like the events do: `occurredAt` as an instant
+ * (to the nanosecond, whatever its offset), then the event id; undefined when `occurredAt` is not a date.
+ * @example
+ * markOf(older) < markOf(newer); // true
+ */
+export function markOf(event: Pick<WorkforceEvent, 'id' | 'occurredAt'>): string | undefined {
+  const ms = Date.parse(event.occurredAt);
+  if (!Number.isFinite(ms) || ms < 0) return undefined;
+  const below = (FRACTION.exec(event.occurredAt)?.[1] ?? '').slice(3, 9).padEnd(6, '0');
+  return `${String(ms).padStart(15, '0')}${below} ${event.id} ${event.occurredAt}`;
+}
+
+/** The event a mark was made of. */
+export function markedEvent(mark: string): OrderingMark {
+  const [, id = '', occurredAt = ''] = mark.split(' ');
+  return { id, occurredAt };
+}
+
+/** What the receiver does with ordering on. */
+export interface Ordering {
+  /** The event's key and mark, or undefined when it is not ordered. */
+  keyOf(event: WorkforceEvent): string | undefined;
+  /** True when the event is to be answered stale at once (`skip`, older than `watermark`); reports it. */
+  staleOnArrival(event: WorkforceEvent, watermark: string | undefined): boolean;
+  /** The processor with the key taken around each attempt; `wait`: wait for a busy key in place (inline runs). */
+  wrap(process: JobProcessor, wait: boolean): JobProcessor;
+  /** Gives a dead-lettered event's key up, so newer events go ahead. */
+  deadLettered(letter: DeadLetter): Promise<void>;
+}
+
+/** What `createOrdering` needs beside the user's options. */
+export interface OrderingSetup extends OrderingOptions {
+  readonly store: OrderingStore | undefined;
+  readonly leaseMs: number;
+  readonly doneTtlMs: number;
+  readonly logger: Logger;
+  readonly onStale: ((event: WorkforceEvent, newer: OrderingMark) => unknown) | undefined;
+}
+
+// How soon a durable queue looks again at a key held on another instance (plus up to as much jitter).
+const POLL_MS = 100;
+
+// The attempt as handlers see it: its number and signal, with the key and whether the event is stale.
+class OrderedAttempt implements AttemptContext {
+  readonly #attempt: AttemptContext;
+  readonly orderingKey: string;
+  readonly stale: boolean;
+
+  constructor(attempt: AttemptContext, orderingKey: string, stale: boolean) {
+    this.#attempt = attempt;
+    this.orderingKey = orderingKey;
+    this.stale = stale;
+  }
+
+  get attempt(): number {
+    return this.#attempt.attempt;
+  }
+
+  get signal(): AbortSignal {
+    return this.#attempt.signal;
+  }
+}
+
+/**
+ * Builds the receiver's ordering from its options.
+ * @example
+ * const ordering = createOrdering({ ...options.ordering, store: store.ordering, leaseMs, doneTtlMs, logger, onStale });
+ */
+export function createOrdering({
+  key = byDefaultKeys(),
+  stale = 'skip',
+  maxWaitMs = 5 * 60_000,
+  store,
+  leaseMs,
+  doneTtlMs,
+  logger,
+  onStale,
+}: OrderingSetup): Ordering {
+  if (store === undefined)
+    throw new ConfigurationError(
+      'ordering needs a store that keeps watermarks (every store of this package does)',
+    );
+  if (typeof key !== 'function') throw new ConfigurationError('ordering.key must be a function');
+  if (stale !== 'skip' && stale !== 'run')
+    throw new ConfigurationError(`ordering.stale must be 'skip' or 'run'`);
+  if (!Number.isFinite(maxWaitMs) || maxWaitMs <= 0)
+    throw new ConfigurationError('ordering.maxWaitMs must be a positive number');
+
+  // In-process wake-ups: events waiting for a key this process gives up go at once, not at their next look.
+  const waiting = new Map<string, () => void>();
+  const gate = new Map<string, Promise<void>>();
+  const wake = (orderingKey: string): void => {
+    const resolve = waiting.get(orderingKey);
+    waiting.delete(orderingKey);
+    gate.delete(orderingKey);
+    resolve?.();
+  };
+  const freed = (orderingKey: string, ms: number): Promise<void> => {
+    let opened = gate.get(orderingKey);
+    if (opened === undefined) {
+      opened = new Promise<void>((resolve) => waiting.set(orderingKey, resolve));
+      gate.set(orderingKey, opened);
+    }
+    const released = opened;
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      void released.then(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  };
+
+  const reportStale = async (event: WorkforceEvent, watermark: string): Promise<void> => {
+    const newer = markedEvent(watermark);
+    logger.info(
+      { eventId: event.id, type: event.type, newerEventId: newer.id },
+      'workforce-webhooks: stale event skipped (a newer one of its record was handled)',
+    );
+    try {
+      await onStale?.(event, newer);
+    } catch (error) {
+      logger.error({ err: error }, 'workforce-webhooks: onStale threw');
+    }
+  };
+
+  const leave = async (
+    orderingKey: string,
+    event: WorkforceEvent,
+    mark: string | undefined,
+  ): Promise<void> => {
+    try {
+      await store.leave(orderingKey, event.id, mark, doneTtlMs);
+    } catch (error) {
+      // The key's lease then lapses by itself; a watermark not moved only lets an older event run.
+      logger.error(
+        { eventId: event.id, err: error },
+        'workforce-webhooks: could not give up an ordering key',
+      );
+    } finally {
+      wake(orderingKey);
+    }
+  };
+
+  const hold = async (orderingKey: string, event: WorkforceEvent): Promise<void> => {
+    try {
+      await store.hold(orderingKey, event.id, maxWaitMs);
+    } catch (error) {
+      logger.error({ eventId: event.id, err: error }, 'workforce-webhooks: could not hold an ordering key');
+    } finally {
+      // Waiters look again: the hold may already have passed its bound.
+      wake(orderingKey);
+    }
+  };
+
+  // Renews the leases of the keys whose handlers run, every third of a lease, from one timer for all of them: a
+  // timer per event costs more than the rest of its ordering work.
+  const held = new Map<WorkforceEvent, string>();
+  let renewing: ReturnType<typeof setInterval> | undefined;
+  const renewAll = (): void => {
+    if (held.size === 0) {
+      clearInterval(renewing);
+      renewing = undefined;
+      return;
+    }
+    for (const [event, orderingKey] of held) {
+      store.enter(orderingKey, event.id, leaseMs).then(
+        (entry) => {
+          if (entry.status === 'busy')
+            logger.warn({ eventId: event.id }, 'workforce-webhooks: the ordering key lease was lost');
+        },
+        (error: unknown) =>
+          logger.warn({ eventId: event.id, err: error }, 'workforce-webhooks: ordering lease renewal failed'),
+      );
+    }
+  };
+  const keep = (orderingKey: string, event: WorkforceEvent): void => {
+    held.set(event, orderingKey);
+    if (renewing === undefined) {
+      renewing = setInterval(renewAll, leaseMs / 3);
+      renewing.unref?.();
+    }
+  };
+
+  // An event whose occurredAt is not a date (the envelope check lets few through) is not ordered: see `wrap`.
+  const keyOf = (event: WorkforceEvent): string | undefined => {
+    const found = key(event);
+    return typeof found === 'string' && found !== '' ? found : undefined;
+  };
+
+  return {
+    keyOf,
+    staleOnArrival(event, watermark) {
+      if (stale !== 'skip' || watermark === undefined) return false;
+      const mark = markOf(event);
+      if (mark === undefined || mark > watermark) return false;
+      void reportStale(event, watermark);
+      return true;
+    },
+    wrap(process, wait) {
+      return async (job, attempt) => {
+        const { event } = job;
+        const orderingKey = keyOf(event);
+        const mark = orderingKey === undefined ? undefined : markOf(event);
+        if (orderingKey === undefined || mark === undefined) return process(job, attempt);
+        let entry = await store.enter(orderingKey, event.id, leaseMs);
+        while (entry.status === 'busy') {
+          const ready = freed(orderingKey, entry.retryInMs);
+          if (!wait) {
+            const retryInMs = Math.min(entry.retryInMs, POLL_MS + Math.random() * POLL_MS);
+            throw new OrderingWait(Math.round(retryInMs), ready);
+          }
+          await ready;
+          entry = await store.enter(orderingKey, event.id, leaseMs);
+        }
+        const { watermark } = entry;
+        const isStale = watermark !== undefined && mark <= watermark;
+        if (isStale && stale === 'skip') {
+          // Not run, not retried, not dead-lettered: the newer event's handlers already brought the record on.
+          await leave(orderingKey, event, undefined);
+          await reportStale(event, watermark);
+          return;
+        }
+        keep(orderingKey, event);
+        try {
+          await process(job, new OrderedAttempt(attempt, orderingKey, isStale));
+        } catch (error) {
+          held.delete(event);
+          await hold(orderingKey, event);
+          throw error;
+        }
+        held.delete(event);
+        await leave(orderingKey, event, mark);
+      };
+    },
+    async deadLettered(letter) {
+      const orderingKey = keyOf(letter.event);
+      if (orderingKey !== undefined && markOf(letter.event) !== undefined)
+        await leave(orderingKey, letter.event, undefined);
+    },
+  };
+}

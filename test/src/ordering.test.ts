@@ -1,0 +1,263 @@
+// Spec rule 4 done by the receiver, in one process: memory store and queue, through `handle` and over loopback.
+import { createServer } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import {
+  byDefaultKeys,
+  createMemoryQueue,
+  createReceiver,
+  type DeadLetter,
+  type ReceiverOptions,
+  type WorkforceEvent,
+} from 'workforce-webhooks';
+import { createNodeHandler } from 'workforce-webhooks/node';
+import { createSignedDelivery } from 'workforce-webhooks/testing';
+import { listen } from '../contract/adapter-listen.js';
+import {
+  checkOrdering,
+  deliverShuffled,
+  leaveLifecycles,
+  type RunRecord,
+  stateOf,
+} from '../support/ordering-scenario.js';
+
+const secret = 'whsec_ordering_test';
+const encoder = new TextEncoder();
+const leaveRequestId = '6f1d2c3b-0000-4000-8000-00000000abcd';
+
+async function leave(type: string, second: number, key = leaveRequestId) {
+  const signed = await createSignedDelivery({
+    secret,
+    type,
+    occurredAt: `2026-11-02T08:00:${String(second).padStart(2, '0')}.000000Z`,
+    data: { leaveRequestId: key } as never,
+  });
+  return { method: 'POST', headers: signed.headers, body: encoder.encode(signed.body), event: signed.event };
+}
+
+const make = (options: Partial<ReceiverOptions> = {}) =>
+  createReceiver({
+    secret,
+    queue: createMemoryQueue({ backoff: () => 1, attempts: 3 }),
+    ordering: {},
+    ...options,
+  });
+
+async function until(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(5);
+  }
+}
+
+describe('ordering keys', () => {
+  it('keys leave.* by leaveRequestId by default, and takes more rules typed against the event map', () => {
+    const key = byDefaultKeys({
+      'employee.*': (event) => event.data.employeeId as string,
+      'leave.approved': (event) => `approved:${event.data.leaveRequestId}`,
+    });
+    const event = (type: string, data: Record<string, unknown>) => ({ type, data }) as WorkforceEvent;
+    expect(key(event('leave.cancelled', { leaveRequestId: 'l1' }))).toBe('l1');
+    expect(key(event('leave.approved', { leaveRequestId: 'l1' }))).toBe('approved:l1');
+    expect(key(event('employee.created', { employeeId: 'e1' }))).toBe('e1');
+    expect(key(event('payroll.paid', { employeeId: 'e1' }))).toBeUndefined();
+    expect(key(event('leave.requested', {}))).toBeUndefined();
+    // @ts-expect-error: not a type or prefix of the map
+    byDefaultKeys({ 'leave.aproved': () => 'x' });
+  });
+});
+
+describe('never older over newer (stale: skip)', () => {
+  it('answers an event older than its record watermark 200 stale, never runs it, and reports it', async () => {
+    const stale: [string, string][] = [];
+    const receiver = make({ onStale: (event, newer) => void stale.push([event.id, newer.id]) });
+    const ran: string[] = [];
+    receiver.on('leave.*', (event, ctx) => {
+      expect(ctx.orderingKey).toBe(leaveRequestId);
+      ran.push(event.type);
+    });
+    const approved = await leave('leave.approved', 1);
+    const cancelled = await leave('leave.cancelled', 2);
+    expect((await receiver.handle(cancelled)).status).toBe(202);
+    await until(() => ran.length === 1, 'the newer event');
+    const answer = await receiver.handle(approved);
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.body)).toEqual({ received: true, stale: true });
+    await answer.background;
+    // Marked done: a redelivery is a duplicate, not a second stale report.
+    expect(JSON.parse((await receiver.handle(approved)).body)).toEqual({ received: true, duplicate: true });
+    expect(ran).toEqual(['leave.cancelled']);
+    expect(stale).toEqual([[approved.event.id, cancelled.event.id]]);
+    await receiver.close();
+  });
+
+  it('compares occurredAt as instants (offsets, fractions), then by event id', async () => {
+    const ran: string[] = [];
+    const receiver = make();
+    receiver.on('leave.*', (event) => void ran.push(event.id));
+    const newer = await createSignedDelivery({
+      secret,
+      type: 'leave.cancelled',
+      occurredAt: '2026-11-02T10:00:00.0000015+02:00',
+      data: { leaveRequestId } as never,
+    });
+    const older = await createSignedDelivery({
+      secret,
+      type: 'leave.approved',
+      occurredAt: '2026-11-02T08:00:00.000001Z',
+      data: { leaveRequestId } as never,
+    });
+    const send = (d: { headers: Record<string, string>; body: string }) =>
+      receiver.handle({ headers: d.headers, body: encoder.encode(d.body) });
+    expect((await send(newer)).status).toBe(202);
+    await until(() => ran.length === 1, 'the newer event');
+    expect((await send(older)).status).toBe(200);
+    expect(ran).toEqual([newer.event.id]);
+    await receiver.close();
+  });
+
+  it("runs a stale event with ctx.stale under stale: 'run', and leaves the watermark where it was", async () => {
+    const seen: [string, boolean][] = [];
+    const receiver = make({ ordering: { stale: 'run' } });
+    receiver.on('leave.*', (event, ctx) => void seen.push([event.type, ctx.stale]));
+    expect((await receiver.handle(await leave('leave.cancelled', 2))).status).toBe(202);
+    await until(() => seen.length === 1, 'the newer event');
+    expect((await receiver.handle(await leave('leave.approved', 1))).status).toBe(202);
+    await until(() => seen.length === 2, 'the stale event');
+    expect((await receiver.handle(await leave('leave.requested', 0))).status).toBe(202);
+    await until(() => seen.length === 3, 'the second stale event');
+    expect(seen).toEqual([
+      ['leave.cancelled', false],
+      ['leave.approved', true],
+      ['leave.requested', true],
+    ]);
+    await receiver.close();
+  });
+
+  it('changes nothing without the option: no key in the context, no stale answer', async () => {
+    const seen: (string | undefined)[] = [];
+    const receiver = createReceiver({ secret, queue: createMemoryQueue() });
+    receiver.on('leave.*', (_event, ctx) => void seen.push(ctx.orderingKey));
+    expect((await receiver.handle(await leave('leave.cancelled', 2))).status).toBe(202);
+    expect((await receiver.handle(await leave('leave.approved', 1))).status).toBe(202);
+    await until(() => seen.length === 2, 'both events');
+    expect(seen).toEqual([undefined, undefined]);
+    await receiver.close();
+  });
+});
+
+describe('one at a time per key, and a failing event', () => {
+  it('keeps order behind an event that fails twice then succeeds', async () => {
+    const runs: string[] = [];
+    const receiver = make();
+    let failures = 0;
+    receiver.on('leave.*', async (event) => {
+      runs.push(`start:${event.type}`);
+      await sleep(5);
+      if (event.type === 'leave.requested' && failures++ < 2) {
+        runs.push(`fail:${event.type}`);
+        throw new Error('not yet');
+      }
+      runs.push(`end:${event.type}`);
+    });
+    expect((await receiver.handle(await leave('leave.requested', 0))).status).toBe(202);
+    await until(() => runs.length > 0, 'the first run');
+    expect((await receiver.handle(await leave('leave.approved', 1))).status).toBe(202);
+    expect((await receiver.handle(await leave('leave.cancelled', 2))).status).toBe(202);
+    await until(() => runs.includes('end:leave.cancelled'), 'the newest event');
+    await receiver.close();
+    // Failing twice then succeeding: nothing newer ran meanwhile, and nothing older ran after something newer.
+    expect(runs.slice(0, 7)).toEqual([
+      'start:leave.requested',
+      'fail:leave.requested',
+      'start:leave.requested',
+      'fail:leave.requested',
+      'start:leave.requested',
+      'end:leave.requested',
+      runs[6],
+    ]);
+    expect(runs.at(-1)).toBe('end:leave.cancelled');
+    expect(runs.indexOf('start:leave.approved')).toBeLessThanOrEqual(runs.indexOf('start:leave.cancelled'));
+  });
+
+  it('moves the key on when an always failing event is dead-lettered', async () => {
+    const letters: DeadLetter[] = [];
+    const runs: string[] = [];
+    const stale: string[] = [];
+    const receiver = make({
+      onDeadLetter: (letter) => void letters.push(letter),
+      onStale: (event) => void stale.push(event.id),
+    });
+    receiver.on('leave.*', async (event) => {
+      runs.push(event.type);
+      await sleep(2);
+      if (event.type === 'leave.approved') throw new Error('always');
+    });
+    await receiver.handle(await leave('leave.approved', 1));
+    await until(() => runs.length > 0, 'the first run');
+    await receiver.handle(await leave('leave.cancelled', 2));
+    await until(() => runs.includes('leave.cancelled'), 'the newer event');
+    expect(letters.map((l) => l.event.type)).toEqual(['leave.approved']);
+    expect(runs).toEqual(['leave.approved', 'leave.approved', 'leave.approved', 'leave.cancelled']);
+    // A replayed dead letter meets the same watermark: it is now stale, and skipped.
+    expect(await receiver.replay(letters[0]!.event.id)).toBe(true);
+    await until(() => stale.length === 1, 'the replay to be skipped');
+    expect(stale).toEqual([letters[0]!.event.id]);
+    expect(runs).toHaveLength(4);
+    expect((await receiver.deadLetters()).items).toHaveLength(0);
+    await receiver.close();
+  });
+
+  it('lets newer events go after maxWaitMs, before the failing one is dead-lettered; it is then stale', async () => {
+    const letters: DeadLetter[] = [];
+    const stale: string[] = [];
+    const runs: string[] = [];
+    const receiver = make({
+      queue: createMemoryQueue({ backoff: () => 300, attempts: 3 }),
+      ordering: { maxWaitMs: 50 },
+      onDeadLetter: (letter) => void letters.push(letter),
+      onStale: (event) => void stale.push(event.type),
+    });
+    receiver.on('leave.*', async (event) => {
+      runs.push(event.type);
+      if (event.type === 'leave.approved') throw new Error('always');
+    });
+    await receiver.handle(await leave('leave.approved', 1));
+    await until(() => runs.length > 0, 'the first run');
+    await receiver.handle(await leave('leave.cancelled', 2));
+    await until(() => stale.length === 1, 'the failing event to become stale');
+    expect(runs).toEqual(['leave.approved', 'leave.cancelled']);
+    expect(stale).toEqual(['leave.approved']);
+    expect(letters).toEqual([]);
+    await receiver.close();
+  });
+});
+
+describe('100 leave requests, 1 000 deliveries shuffled and duplicated, one process', () => {
+  it('ends every request in its newest state, one run per key at a time, each event run or counted stale once', async () => {
+    const log: RunRecord[] = [];
+    const staleCounts = new Map<string, number>();
+    const finalStates = new Map<string, string>();
+    const receiver = createReceiver({
+      secret,
+      queue: createMemoryQueue({ concurrency: 10 }),
+      ordering: { key: byDefaultKeys() },
+      onStale: (event) => void staleCounts.set(event.id, (staleCounts.get(event.id) ?? 0) + 1),
+    });
+    receiver.on('leave.*', async (event, ctx) => {
+      const key = ctx.orderingKey!;
+      log.push({ kind: 'start', key, eventId: event.id, state: stateOf(event) });
+      await sleep(Math.random() * 50);
+      finalStates.set(key, stateOf(event));
+      log.push({ kind: 'end', key, eventId: event.id, state: stateOf(event) });
+    });
+    const app = await listen(createServer(createNodeHandler(receiver)));
+    const events = leaveLifecycles(100);
+    await deliverShuffled(events, [app.url], secret);
+    await receiver.close({ timeoutMs: 30_000 });
+    await app.close();
+    checkOrdering(events, log, staleCounts, finalStates);
+    expect([...staleCounts.values()].reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+  }, 60_000);
+});
