@@ -1,33 +1,42 @@
 // Several instances behind a load balancer: the Redis dedupe store and the BullMQ queue. `REDIS_URL=... npx tsx examples/scaling/server.ts`
-// #region imports
+// #region scaling
 import express from 'express';
 import { Redis } from 'ioredis';
-import { createReceiver } from 'workforce-webhooks';
+import { byDefaultKeys, createReceiver } from 'workforce-webhooks';
 import { createBullmqQueue } from 'workforce-webhooks/bullmq';
 import { createExpressMiddleware } from 'workforce-webhooks/express';
 import { createRedisStore } from 'workforce-webhooks/redis';
+import { metrics, telemetry } from './telemetry.js';
 
-// #endregion imports
+const secret = process.env.WORKFORCE_WEBHOOK_SECRET;
+if (!secret) throw new Error('Set WORKFORCE_WEBHOOK_SECRET to the endpoint secret (whsec_...)');
 
-const secret = process.env.WORKFORCE_WEBHOOK_SECRET ?? 'whsec_demo_scaling_local_trials_only';
-
-// #region scaling
-// One client for the store: `maxRetriesPerRequest: 1` makes a Redis outage fail fast, so deliveries are answered
-// 503 (the service retries them) instead of waiting past its 10 s. The queue opens its own connections from it.
+// One client for the store: `maxRetriesPerRequest: 1` makes a Redis that is down fail at once, so deliveries are
+// answered 503 (the service retries them); one that is up but silent is cut off by the receiver's storeTimeoutMs
+// and queueTimeoutMs (2 s each). The queue opens its own connections from it.
 const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
 
 const receiver = createReceiver({
   secret,
   store: createRedisStore({ client: redis }), // duplicates are seen by every instance
   queue: createBullmqQueue({ connection: redis, name: 'workforce-webhooks' }), // a 202 survives a crash
+  // Spec rule 4: one event per record at a time on all instances, and never an older one over a newer one.
+  // leave.* are keyed by leaveRequestId; here employee.* by employeeId too.
+  ordering: { key: byDefaultKeys({ 'employee.*': (event) => event.data.employeeId as string | undefined }) },
+  onStale: (event, newer) => console.log(JSON.stringify({ stale: event.id, newer: newer.id })),
+  telemetry, // workforce_webhooks.* metrics, scraped on /metrics (see telemetry.ts)
 });
 
-receiver.on('leave.approved', async (event) => {
-  console.log(JSON.stringify({ processed: event.id, type: event.type, pid: process.pid }));
+receiver.on('leave.*', async (event, ctx) => {
+  // ctx.orderingKey: the leave request; no other event of it runs meanwhile, and none newer has run yet.
+  console.log(
+    JSON.stringify({ processed: event.id, type: event.type, record: ctx.orderingKey, pid: process.pid }),
+  );
 });
 
 const app = express();
-app.post('/webhooks/workforce', createExpressMiddleware(receiver));
+app.all('/webhooks/workforce', createExpressMiddleware(receiver)); // every method: 405 but for POST
+app.get('/metrics', metrics); // for Prometheus
 const server = app.listen(Number(process.env.PORT ?? 3000));
 
 // Rolling deploys: stop taking deliveries (503), let running handlers finish, then close what we opened.

@@ -59,7 +59,9 @@ describe.skipIf(!redisUrl)('examples/scaling', () => {
     const answers = await Promise.all(
       ids.flatMap((id) =>
         instances.map(async ({ url }) => {
-          const delivery = await createSignedDelivery({ secret, type: 'leave.approved', id });
+          // A leave request each: the example orders events per request, and the sample shares one.
+          const data = { leaveRequestId: id } as never;
+          const delivery = await createSignedDelivery({ secret, type: 'leave.approved', id, data });
           return (await fetch(url, { method: 'POST', headers: delivery.headers, body: delivery.body }))
             .status;
         }),
@@ -72,8 +74,41 @@ describe.skipIf(!redisUrl)('examples/scaling', () => {
     expect(answers.filter((status) => status === 202)).toHaveLength(ids.length);
     const processed = () =>
       instances.flatMap(({ lines }) => lines.map((line) => line.processed).filter(Boolean));
-    await expect.poll(() => processed().length).toBe(ids.length);
+    await expect.poll(() => processed().length, { timeout: 30_000 }).toBe(ids.length);
     expect([...processed()].sort()).toEqual([...ids].sort());
+    // Each instance serves its own workforce_webhooks.* metrics to Prometheus on /metrics.
+    const scrapes = await Promise.all(
+      instances.map(async ({ url }) => (await fetch(new URL('/metrics', url))).text()),
+    );
+    const accepted = scrapes
+      .map((text) => /^workforce_webhooks_deliveries_total\{outcome="accepted"[^}]*\} (\d+)$/m.exec(text))
+      .reduce((sum, found) => sum + Number(found?.[1] ?? 0), 0);
+    expect(accepted).toBe(ids.length);
+    for (const text of scrapes) expect(text).toContain('# TYPE workforce_webhooks_queue_depth gauge');
+
+    // The ordered handler: a leave request's older event, arriving after its newer one was handled, is stale.
+    const leaveRequestId = crypto.randomUUID();
+    const [newer, older] = await Promise.all(
+      (
+        [
+          ['leave.cancelled', '2026-11-02T08:00:02.000000Z'],
+          ['leave.approved', '2026-11-02T08:00:01.000000Z'],
+        ] as const
+      ).map(([type, occurredAt]) =>
+        createSignedDelivery({ secret, type, occurredAt, data: { leaveRequestId } as never }),
+      ),
+    );
+    const post = async (delivery: NonNullable<typeof older>) =>
+      fetch(instances[0]!.url, { method: 'POST', headers: delivery.headers, body: delivery.body });
+    expect((await post(newer!)).status).toBe(202);
+    await expect.poll(() => processed().includes(newer!.event.id), { timeout: 30_000 }).toBe(true);
+    const stale = await post(older!);
+    expect([stale.status, await stale.json()]).toEqual([200, { received: true, stale: true }]);
+    const lines = instances.flatMap((instance) => instance.lines);
+    expect(lines).toContainEqual(
+      expect.objectContaining({ processed: newer!.event.id, record: leaveRequestId }),
+    );
+    expect(lines).toContainEqual({ stale: older!.event.id, newer: newer!.event.id });
 
     for (const child of children) child.kill('SIGTERM');
     expect(await Promise.all(instances.map(({ exited }) => exited))).toEqual([0, 0]);

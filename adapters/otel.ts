@@ -1,0 +1,250 @@
+// workforce-webhooks/otel: the receiver's telemetry on OpenTelemetry, messaging spans and workforce_webhooks.* metrics.
+import type {
+  Attributes,
+  BatchObservableResult,
+  MeterProvider,
+  Span,
+  SpanContext,
+  TracerProvider,
+} from '@opentelemetry/api';
+import { HandlerFailure, type QueuedEvent } from '../src/queue.js';
+import type { QueueCounts, Telemetry, TraceLink } from '../src/telemetry.js';
+import type { WorkforceEvent } from '../src/types.js';
+
+type Api = typeof import('@opentelemetry/api');
+
+// The API is an optional peer: without it this entry says what to install instead of a bare resolution error.
+const api: Api = await import('@opentelemetry/api').catch((error: unknown) => {
+  throw new Error(
+    'workforce-webhooks/otel needs @opentelemetry/api, which is not installed. Install it: npm install @opentelemetry/api',
+    { cause: error },
+  );
+});
+
+/** Options of `otelTelemetry`. */
+export interface OtelTelemetryOptions {
+  /** Where spans go. Default: the global one (`trace.getTracerProvider()`), a no-op until an SDK registers. */
+  readonly tracerProvider?: TracerProvider;
+  /** Where metrics go. Default: the global one (`metrics.getMeterProvider()`). */
+  readonly meterProvider?: MeterProvider;
+}
+
+/** The metric names, fixed so dashboards can rely on them. */
+export const METRICS: {
+  readonly deliveries: 'workforce_webhooks.deliveries';
+  readonly handlerDuration: 'workforce_webhooks.handler.duration';
+  readonly eventLag: 'workforce_webhooks.event.lag';
+  readonly attempts: 'workforce_webhooks.attempts';
+  readonly queueDepth: 'workforce_webhooks.queue.depth';
+  readonly deadLetters: 'workforce_webhooks.dead_letters';
+  readonly staleSkips: 'workforce_webhooks.stale_skips';
+  readonly replays: 'workforce_webhooks.replays';
+} = Object.freeze({
+  deliveries: 'workforce_webhooks.deliveries',
+  handlerDuration: 'workforce_webhooks.handler.duration',
+  eventLag: 'workforce_webhooks.event.lag',
+  attempts: 'workforce_webhooks.attempts',
+  queueDepth: 'workforce_webhooks.queue.depth',
+  deadLetters: 'workforce_webhooks.dead_letters',
+  staleSkips: 'workforce_webhooks.stale_skips',
+  replays: 'workforce_webhooks.replays',
+});
+
+const SCOPE = 'workforce-webhooks';
+const SYSTEM = 'workforce';
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+// From seconds (a queue keeping up) to the sender's two days of retries.
+const LAG_BUCKETS = [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 24 * 3600, 72 * 3600];
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+
+// W3C trace context as plain strings: it travels in a job's data (JSON in Redis) whatever propagator the app set.
+const linkOf = (context: SpanContext): TraceLink | undefined =>
+  api.isSpanContextValid(context)
+    ? {
+        traceparent: `00-${context.traceId}-${context.spanId}-${context.traceFlags.toString(16).padStart(2, '0')}`,
+      }
+    : undefined;
+
+const contextOf = (link: TraceLink | undefined): SpanContext | undefined => {
+  const found = link?.traceparent === undefined ? null : TRACEPARENT.exec(link.traceparent);
+  if (found === null) return undefined;
+  const context = {
+    traceId: found[1]!,
+    spanId: found[2]!,
+    traceFlags: Number.parseInt(found[3]!, 16),
+    isRemote: true,
+  };
+  return api.isSpanContextValid(context) ? context : undefined;
+};
+
+// The class name only: a handler's message may carry personal data, so it never becomes an attribute.
+const errorType = (error: unknown): string => {
+  const cause = error instanceof HandlerFailure && error.errors.length === 1 ? error.errors[0] : error;
+  if (typeof cause !== 'object' || cause === null) return typeof cause;
+  return (cause as { constructor?: { name?: unknown } }).constructor?.name?.toString() || 'Error';
+};
+
+// Seconds from the event's `occurredAt` to now; undefined when it is not a date.
+const lagOf = (event: WorkforceEvent): number | undefined => {
+  const at = Date.parse(event.occurredAt);
+  return Number.isFinite(at) ? Math.max(0, (Date.now() - at) / 1000) : undefined;
+};
+
+const eventAttributes = (operation: 'receive' | 'process', event: WorkforceEvent): Attributes => ({
+  'messaging.system': SYSTEM,
+  'messaging.operation.type': operation,
+  'messaging.operation.name': operation,
+  'messaging.message.id': event.id,
+  'messaging.destination.name': event.type,
+});
+
+/**
+ * The receiver's telemetry on OpenTelemetry: a `receive` span per delivery (body read to answer) and a `process`
+ * span per handler attempt linked to it (across instances with BullMQ), following the messaging semantic
+ * conventions, and the `workforce_webhooks.*` metrics. Never a body, a secret or an error message in an attribute.
+ * @example
+ * createReceiver({ secret, telemetry: otelTelemetry() });
+ */
+export function otelTelemetry({
+  tracerProvider = api.trace.getTracerProvider(),
+  meterProvider = api.metrics.getMeterProvider(),
+}: OtelTelemetryOptions = {}): Telemetry {
+  const tracer = tracerProvider.getTracer(SCOPE);
+  const meter = meterProvider.getMeter(SCOPE);
+  const deliveries = meter.createCounter(METRICS.deliveries, {
+    description: 'Deliveries answered, by outcome (and reason, when refused)',
+    unit: '{delivery}',
+  });
+  const duration = meter.createHistogram(METRICS.handlerDuration, {
+    description: 'Duration of one attempt of an event’s handlers',
+    unit: 's',
+    advice: { explicitBucketBoundaries: DURATION_BUCKETS },
+  });
+  const lag = meter.createHistogram(METRICS.eventLag, {
+    description: 'Time from the event’s occurredAt to the end of its processing',
+    unit: 's',
+    advice: { explicitBucketBoundaries: LAG_BUCKETS },
+  });
+  const attempts = meter.createCounter(METRICS.attempts, {
+    description: 'Handler attempts, by what followed: success, retry or dead_letter',
+    unit: '{attempt}',
+  });
+  const staleSkips = meter.createCounter(METRICS.staleSkips, {
+    description: 'Events skipped as stale by ordering',
+    unit: '{event}',
+  });
+  const replays = meter.createCounter(METRICS.replays, {
+    description: 'Dead letters queued again',
+    unit: '{event}',
+  });
+  const depth = meter.createObservableGauge(METRICS.queueDepth, {
+    description: 'Jobs held by the queue: waiting, retrying and running',
+    unit: '{job}',
+  });
+  const deadLetters = meter.createObservableGauge(METRICS.deadLetters, {
+    description: 'Dead letters kept, waiting for a replay',
+    unit: '{event}',
+  });
+  const queues: (() => Promise<QueueCounts>)[] = [];
+  // With no SDK registered the meter is the API's no-op one, and stays so: a delivery whose span does not record
+  // either is then not observed at all (no observer, no promise, no abort listener).
+  const measuring = deliveries.constructor !== api.createNoopMeter().createCounter('_').constructor;
+  // A queue that cannot be counted now (Redis away) is left out of this collection rather than read as zero.
+  meter.addBatchObservableCallback(
+    async (result: BatchObservableResult) => {
+      const counted = await Promise.allSettled(queues.map((counts) => counts()));
+      let held = 0;
+      let dead = 0;
+      let any = false;
+      for (const outcome of counted) {
+        if (outcome.status !== 'fulfilled') continue;
+        any = true;
+        held += outcome.value.depth;
+        dead += outcome.value.deadLetters;
+      }
+      if (!any) return;
+      result.observe(depth, held);
+      result.observe(deadLetters, dead);
+    },
+    [depth, deadLetters],
+  );
+
+  const endAttempts = (outcome: 'success' | 'retry' | 'dead_letter'): void => {
+    attempts.add(1, { outcome });
+  };
+
+  return {
+    delivery(deliveryId) {
+      const span: Span = tracer.startSpan('receive', { kind: api.SpanKind.CONSUMER });
+      if (!measuring && !span.isRecording()) return undefined;
+      span.setAttributes({
+        'messaging.system': SYSTEM,
+        'messaging.operation.type': 'receive',
+        'messaging.operation.name': 'receive',
+      });
+      if (deliveryId !== undefined) span.setAttribute('workforce.delivery.id', deliveryId);
+      return {
+        event(event) {
+          span.setAttributes(eventAttributes('receive', event));
+          span.updateName(`receive ${event.type}`);
+        },
+        claimed(status) {
+          span.setAttribute('workforce.claim', status);
+        },
+        enqueued: () => linkOf(span.spanContext()),
+        answered({ status, outcome, reason }) {
+          deliveries.add(1, reason === undefined ? { outcome } : { outcome, reason });
+          span.setAttributes({ 'http.response.status_code': status, 'workforce.outcome': outcome });
+          if (reason !== undefined) span.setAttribute('workforce.refusal.reason', reason);
+          // A 5xx is ours (the sender retries it); a 4xx is the sender's, as for HTTP server spans.
+          if (status >= 500) span.setStatus({ code: api.SpanStatusCode.ERROR, message: reason });
+          span.end();
+        },
+      };
+    },
+    attempt(job: QueuedEvent, attempt: number) {
+      const { event } = job;
+      const delivered = contextOf(job.trace);
+      // Its own trace, linked to the delivery that accepted the event (on this instance or another).
+      const span = tracer.startSpan(
+        `process ${event.type}`,
+        { kind: api.SpanKind.CONSUMER, links: delivered === undefined ? [] : [{ context: delivered }] },
+        api.ROOT_CONTEXT,
+      );
+      if (!measuring && !span.isRecording()) return undefined;
+      span.setAttributes(eventAttributes('process', event));
+      if (job.deliveryId !== undefined) span.setAttribute('workforce.delivery.id', job.deliveryId);
+      span.setAttribute('workforce.attempt', attempt);
+      const started = performance.now();
+      return {
+        run: (handlers) => api.context.with(api.trace.setSpan(api.context.active(), span), handlers),
+        end(failure) {
+          const seconds = (performance.now() - started) / 1000;
+          const outcome = failure === undefined ? 'success' : 'failure';
+          duration.record(seconds, { event_type: event.type, outcome });
+          if (failure === undefined) {
+            endAttempts('success');
+            const late = lagOf(event);
+            if (late !== undefined) lag.record(late, { event_type: event.type });
+          } else {
+            const type = errorType(failure.error);
+            span.setAttribute('error.type', type);
+            span.setStatus({ code: api.SpanStatusCode.ERROR, message: type });
+          }
+          span.end();
+        },
+      };
+    },
+    retried: () => endAttempts('retry'),
+    deadLettered(letter) {
+      endAttempts('dead_letter');
+      const late = lagOf(letter.event);
+      if (late !== undefined) lag.record(late, { event_type: letter.event.type });
+    },
+    staleSkipped: (event) => staleSkips.add(1, { event_type: event.type }),
+    replayed: () => replays.add(1),
+    observeQueue(counts) {
+      queues.push(counts);
+    },
+  };
+}

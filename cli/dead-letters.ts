@@ -1,0 +1,245 @@
+// `workforce-webhooks dead-letters`: list, replay or discard a deployed BullMQ queue's dead letters, without the app.
+import cliProgress from 'cli-progress';
+import type { BulkProgress } from '../src/dead-letter-bulk.js';
+import type { DeadLetter, DeadLetterFilter } from '../src/dead-letters.js';
+import { errorClassOf } from '../src/dead-letters.js';
+import type { EventQueue } from '../src/queue.js';
+import { type CliIo, integer, parse, required, UsageError } from './io.js';
+
+/**
+ * Help text of `dead-letters`.
+ * @example
+ * io.stdout(DEAD_LETTERS_USAGE);
+ */
+export const DEAD_LETTERS_USAGE = `Usage: workforce-webhooks dead-letters <list|replay|discard> --redis <redis://...> --queue <name> [options]
+
+Reads the dead letters of a deployed BullMQ queue (workforce-webhooks/bullmq) straight from Redis: no app, no
+handlers. The app's own workers run what replay queues again. Needs the bullmq package.
+
+  list      one page of dead letters, newest first, as a table; the last line gives the next page's --cursor
+  replay    queue every matching dead letter again, each exactly once (also with two replays at the same time)
+  discard   drop every matching dead letter for good
+
+Options:
+  --redis        the Redis URL of the queue
+  --queue        the queue's name (createBullmqQueue's name; default there: workforce-webhooks)
+  --prefix       BullMQ's key prefix (default: bull)
+  --type         an event type, or a prefix.* pattern (leave.*)
+  --since        only those whose last failure was at or after this ISO 8601 time
+  --until        only those whose last failure was before this ISO 8601 time
+  --limit        list: rows per page (default: 50, at most 1000)
+  --cursor       list: the page after the one that printed this cursor
+  --concurrency  replay, discard: dead letters handled at once (default: 10)
+  --yes          replay, discard: do not ask for confirmation (needed when standard input is not a terminal)
+  -h, --help     show this help
+`;
+
+const ACTIONS = ['list', 'replay', 'discard'] as const;
+
+/**
+ * Runs `dead-letters`; resolves with the exit code.
+ * @example
+ * await deadLetters(['list', '--redis', 'redis://localhost:6379', '--queue', 'webhooks'], io);
+ */
+export async function deadLetters(argv: readonly string[], io: CliIo): Promise<number> {
+  // The action comes first; the options after it.
+  const [first, ...rest] = argv;
+  const action = ACTIONS.find((each) => each === first);
+  if (action === undefined && first !== undefined && !first.startsWith('-'))
+    throw new UsageError(`unknown action ${JSON.stringify(first)}; actions: ${ACTIONS.join(', ')}`);
+  const { values } = parse(action === undefined ? argv : rest, {
+    redis: { type: 'string' },
+    queue: { type: 'string' },
+    prefix: { type: 'string' },
+    type: { type: 'string' },
+    since: { type: 'string' },
+    until: { type: 'string' },
+    limit: { type: 'string' },
+    cursor: { type: 'string' },
+    concurrency: { type: 'string' },
+    yes: { type: 'boolean', short: 'y' },
+  });
+  if (values.help) {
+    io.stdout(DEAD_LETTERS_USAGE);
+    return 0;
+  }
+  if (action === undefined) throw new UsageError(`say what to do first: ${ACTIONS.join(', ')}`);
+  const redis = required(values.redis, '--redis');
+  const name = required(values.queue, '--queue');
+  const filter: DeadLetterFilter = {
+    type: values.type,
+    since: time(values.since, '--since'),
+    until: time(values.until, '--until'),
+  };
+  const limit = integer(values.limit, '--limit', 50);
+  const concurrency = integer(values.concurrency, '--concurrency', 10);
+  if (limit < 1 || concurrency < 1) throw new UsageError('--limit and --concurrency must be at least 1');
+
+  // bullmq is an optional peer: loaded only by this command.
+  const { createBullmqQueue } = await import('../adapters/bullmq.js').catch(() => {
+    throw new UsageError('dead-letters needs the bullmq package: npm install bullmq');
+  });
+  // Never started: this queue runs no job, it only reads, replays and discards the queue's dead letters.
+  const queue = createBullmqQueue({ connection: redis, name, prefix: values.prefix });
+  try {
+    if (action === 'list') return await list(queue, { ...filter, limit, cursor: values.cursor }, io);
+    const total = await countOf(queue, filter);
+    const what = `${total} dead letter${total === 1 ? '' : 's'} of queue ${name}${describe(filter)}`;
+    if (total === 0) {
+      io.stdout(`no dead letters of queue ${name}${describe(filter)}\n`);
+      return 0;
+    }
+    if (!values.yes) {
+      if (io.interactive !== true || io.lines === undefined)
+        throw new UsageError(
+          `${action} of ${what} needs --yes: standard input is not a terminal, so it cannot be confirmed`,
+        );
+      if (!(await confirm(`${action === 'replay' ? 'Replay' : 'Discard'} ${what}? [y/N] `, io))) {
+        io.stderr('nothing done\n');
+        return 1;
+      }
+    }
+    const { bulk, onProgress, stop } = progressBar(action, total, io);
+    try {
+      if (action === 'replay') {
+        const { replayDeadLetters } = await import('../src/dead-letter-bulk.js');
+        const { replayed, failed } = await replayDeadLetters(queue, filter, { concurrency, onProgress });
+        stop();
+        io.stdout(`replayed ${replayed}, failed to enqueue ${failed}${others(bulk())}\n`);
+        return failed > 0 ? 1 : 0;
+      }
+      const { discardDeadLetters } = await import('../src/dead-letter-bulk.js');
+      const discarded = await discardDeadLetters(queue, filter, { concurrency, onProgress });
+      stop();
+      io.stdout(`discarded ${discarded}${others(bulk())}\n`);
+      return bulk().failed > 0 ? 1 : 0;
+    } finally {
+      stop();
+    }
+  } catch (error) {
+    // The queue's own words name the library; the URL is not repeated, since it may hold a password.
+    if ((error as { code?: unknown }).code === 'queue_unavailable')
+      throw new Error('cannot reach Redis at --redis', { cause: error });
+    throw error;
+  } finally {
+    await queue.close({ timeoutMs: 5000 });
+  }
+}
+
+// What the CLI takes is an ISO 8601 time; the library also takes a bare number, which here would be a typo.
+function time(value: string | undefined, name: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(Date.parse(value)))
+    throw new UsageError(
+      `${name} must be an ISO 8601 time such as 2026-11-23T09:00:00Z, got ${JSON.stringify(value)}`,
+    );
+  return value;
+}
+
+function describe({ type, since, until }: DeadLetterFilter): string {
+  const parts = [
+    type === undefined ? '' : ` of type ${type}`,
+    since === undefined ? '' : ` since ${String(since)}`,
+    until === undefined ? '' : ` until ${String(until)}`,
+  ];
+  return parts.join('');
+}
+
+const others = ({ skipped }: BulkProgress): string =>
+  skipped === 0 ? '' : ` (${skipped} taken meanwhile by another replay or discard)`;
+
+async function countOf(queue: EventQueue, filter: DeadLetterFilter): Promise<number> {
+  let count = 0;
+  let cursor: string | undefined;
+  do {
+    const page = await queue.deadLetters({ ...filter, limit: 1000, cursor });
+    count += page.items.length;
+    cursor = page.cursor;
+  } while (cursor !== undefined);
+  return count;
+}
+
+async function confirm(question: string, io: CliIo): Promise<boolean> {
+  io.stderr(question);
+  const stop = new AbortController();
+  try {
+    for await (const line of io.lines!(stop.signal)) return /^y(es)?$/i.test(line.trim());
+    return false;
+  } finally {
+    stop.abort();
+  }
+}
+
+const COLUMNS = ['id', 'type', 'occurredAt', 'attempts', 'error', 'failed at'] as const;
+
+function row(letter: DeadLetter): string[] {
+  return [
+    letter.event.id,
+    letter.event.type,
+    letter.event.occurredAt,
+    String(letter.attempts),
+    errorClassOf(letter.error),
+    new Date(letter.failedAt).toISOString(),
+  ];
+}
+
+async function list(
+  queue: EventQueue,
+  query: Parameters<EventQueue['deadLetters']>[0],
+  io: CliIo,
+): Promise<number> {
+  const page = await queue.deadLetters(query);
+  const rows = [[...COLUMNS], ...page.items.map(row)];
+  const widths = COLUMNS.map((_, i) => Math.max(...rows.map((cells) => cells[i]!.length)));
+  const lines = rows.map((cells) =>
+    cells
+      .map((cell, i) => cell.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd(),
+  );
+  io.stdout(`${lines.join('\n')}\n`);
+  // With a type filter a page may come back short (even empty) while more follow: the cursor says so.
+  io.stdout(
+    page.cursor === undefined
+      ? `${page.items.length} shown; no more pages\n`
+      : `${page.items.length} shown; next page: --cursor ${page.cursor}\n`,
+  );
+  return 0;
+}
+
+// cli-progress draws the bar on a terminal; elsewhere (a log, a pipe) it writes a line every few seconds.
+function progressBar(
+  action: 'replay' | 'discard',
+  total: number,
+  io: CliIo,
+): { bulk: () => BulkProgress; onProgress: (progress: BulkProgress) => void; stop: () => void } {
+  const terminal = io.interactive === true && process.stderr.isTTY === true;
+  const stream = terminal ? process.stderr : { isTTY: false, write: (text: string) => io.stderr(text) };
+  const bar = new cliProgress.SingleBar(
+    {
+      stream: stream as NodeJS.WritableStream,
+      format: `${action === 'replay' ? 'replaying ' : 'discarding'} [{bar}] {value}/{total} | failed {failed} | {eta_formatted} left`,
+      noTTYOutput: !terminal,
+      notTTYSchedule: 2000,
+      hideCursor: terminal,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  let last: BulkProgress = { done: 0, succeeded: 0, failed: 0, skipped: 0 };
+  let stopped = false;
+  bar.start(total, 0, { failed: 0 });
+  return {
+    bulk: () => last,
+    onProgress: (progress) => {
+      last = progress;
+      // Letters that failed again or arrived meanwhile can make the run longer than the count read before it.
+      if (progress.done > bar.getTotal()) bar.setTotal(progress.done);
+      bar.update(progress.done, { failed: progress.failed });
+    },
+    stop: () => {
+      if (stopped) return;
+      stopped = true;
+      bar.stop();
+    },
+  };
+}

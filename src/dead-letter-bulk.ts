@@ -1,0 +1,100 @@
+// Replaying or discarding every dead letter that matches a filter, a bounded number at a time, each exactly once.
+import type { DeadLetterFilter } from './dead-letters.js';
+import { ConfigurationError } from './errors.js';
+import type { EventQueue } from './queue.js';
+
+/** Where a bulk operation stands, after each dead letter it handled. */
+export interface BulkProgress {
+  /** Dead letters handled so far. */
+  readonly done: number;
+  /** Replayed (or discarded) by this call. */
+  readonly succeeded: number;
+  /** That could not be replayed (the queue refused or was unreachable); they stay dead letters. */
+  readonly failed: number;
+  /** Taken meanwhile by another replay or discard (another call, or another instance). */
+  readonly skipped: number;
+}
+
+/** Options of `replayDeadLetters` and `discardDeadLetters`. */
+export interface BulkOptions {
+  /** Called after each dead letter. */
+  readonly onProgress?: (progress: BulkProgress) => void;
+  /** Dead letters handled at once: the rate at which replays reach the queue. Default 10. */
+  readonly concurrency?: number;
+}
+
+/** What `replayDeadLetters` did. */
+export interface ReplayResult {
+  /** Queued again by this call: each runs once. */
+  readonly replayed: number;
+  /** That failed to enqueue; they stay dead letters, to replay later. */
+  readonly failed: number;
+}
+
+type Operation = (eventId: string) => Promise<boolean>;
+
+// Pages through the matches newest first and applies `operate` to each, `concurrency` at a time. The queues'
+// cursors neither repeat nor skip a letter as others leave (replayed, discarded) or arrive (a replay failing
+// again is newer than the cursor), so each match is handled once by this call; the queue's own `replay` /
+// `discard` answers true to one caller only, so concurrent calls and instances never double one.
+async function forEachMatch(
+  queue: Pick<EventQueue, 'deadLetters'>,
+  filter: DeadLetterFilter,
+  operate: Operation,
+  { onProgress, concurrency = 10 }: BulkOptions,
+): Promise<BulkProgress> {
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new ConfigurationError('concurrency must be a positive integer');
+  const { type, since, until } = filter;
+  let progress = { done: 0, succeeded: 0, failed: 0, skipped: 0 };
+  let cursor: string | undefined;
+  do {
+    const page = await queue.deadLetters({ type, since, until, cursor, limit: 1000 });
+    const ids = page.items.map((letter) => letter.event.id);
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < ids.length) {
+        const id = ids[next++]!;
+        let outcome: 'succeeded' | 'skipped' | 'failed';
+        try {
+          outcome = (await operate(id)) ? 'succeeded' : 'skipped';
+        } catch {
+          outcome = 'failed';
+        }
+        progress = { ...progress, done: progress.done + 1, [outcome]: progress[outcome] + 1 };
+        onProgress?.(progress);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, ids.length) }, worker));
+    cursor = page.cursor;
+  } while (cursor !== undefined);
+  return progress;
+}
+
+/**
+ * Replays every dead letter that matches `filter`, `concurrency` at a time; each runs once even when two calls
+ * (or two instances) replay the same letters at the same time.
+ * @example
+ * const { replayed, failed } = await replayDeadLetters(queue, { type: 'leave.*' });
+ */
+export async function replayDeadLetters(
+  queue: Pick<EventQueue, 'deadLetters' | 'replay'>,
+  filter: DeadLetterFilter = {},
+  options: BulkOptions = {},
+): Promise<ReplayResult> {
+  const { succeeded, failed } = await forEachMatch(queue, filter, (id) => queue.replay(id), options);
+  return { replayed: succeeded, failed };
+}
+
+/**
+ * Drops every dead letter that matches `filter` for good and answers how many this call dropped.
+ * @example
+ * const dropped = await discardDeadLetters(queue, { type: 'leave.cancelled', until: '2026-11-01' });
+ */
+export async function discardDeadLetters(
+  queue: Pick<EventQueue, 'deadLetters' | 'discard'>,
+  filter: DeadLetterFilter = {},
+  options: BulkOptions = {},
+): Promise<number> {
+  return (await forEachMatch(queue, filter, (id) => queue.discard(id), options)).succeeded;
+}

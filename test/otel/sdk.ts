@@ -1,0 +1,82 @@
+// The real OpenTelemetry SDK with in-memory exporters, for the telemetry tests: spans as ended, metrics on demand.
+import { type Attributes, SpanStatusCode } from '@opentelemetry/api';
+import {
+  type DataPoint,
+  type Histogram,
+  MeterProvider,
+  type MetricData,
+  MetricReader,
+} from '@opentelemetry/sdk-metrics';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  type ReadableSpan,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
+import type { Telemetry } from 'workforce-webhooks';
+import { otelTelemetry } from 'workforce-webhooks/otel';
+
+// A reader collected by the test itself, when it wants, instead of on a timer.
+class OnDemandReader extends MetricReader {
+  protected async onForceFlush(): Promise<void> {}
+  protected async onShutdown(): Promise<void> {}
+}
+
+/** One SDK per test: the telemetry wired to it, the ended spans and the metrics collected now. */
+export interface TestSdk {
+  readonly telemetry: Telemetry;
+  spans(): ReadableSpan[];
+  /** Every metric collected now, by name. */
+  metrics(): Promise<Map<string, MetricData>>;
+  /** The data points of `name` whose attributes include `match`. */
+  points(name: string, match?: Attributes): Promise<DataPoint<unknown>[]>;
+  /** The sum of a counter's points whose attributes include `match` (0 when none). */
+  count(name: string, match?: Attributes): Promise<number>;
+  shutdown(): Promise<void>;
+}
+
+const includes = (attributes: Attributes, match: Attributes): boolean =>
+  Object.entries(match).every(([key, value]) => attributes[key] === value);
+
+/**
+ * Starts a tracer and a meter provider of the real SDK with in-memory exporters.
+ * @example
+ * const sdk = createTestSdk(); createReceiver({ secret, telemetry: sdk.telemetry });
+ */
+export function createTestSdk(): TestSdk {
+  const exporter = new InMemorySpanExporter();
+  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const reader = new OnDemandReader();
+  const meterProvider = new MeterProvider({ readers: [reader] });
+  const metrics = async (): Promise<Map<string, MetricData>> => {
+    const { resourceMetrics } = await reader.collect();
+    const all = new Map<string, MetricData>();
+    for (const scope of resourceMetrics.scopeMetrics)
+      for (const metric of scope.metrics) all.set(metric.descriptor.name, metric);
+    return all;
+  };
+  const points = async (name: string, match: Attributes = {}): Promise<DataPoint<unknown>[]> => {
+    const metric = (await metrics()).get(name);
+    return ((metric?.dataPoints ?? []) as DataPoint<unknown>[]).filter((point) =>
+      includes(point.attributes, match),
+    );
+  };
+  return {
+    telemetry: otelTelemetry({ tracerProvider, meterProvider }),
+    spans: () => exporter.getFinishedSpans(),
+    metrics,
+    points,
+    async count(name, match) {
+      return (await points(name, match)).reduce((sum, point) => sum + (point.value as number), 0);
+    },
+    async shutdown() {
+      await Promise.all([tracerProvider.shutdown(), meterProvider.shutdown()]);
+    },
+  };
+}
+
+/** The histogram points' total count. */
+export const observations = (points: DataPoint<unknown>[]): number =>
+  points.reduce((sum, point) => sum + (point.value as Histogram).count, 0);
+
+export { SpanStatusCode };
