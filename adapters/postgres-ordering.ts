@@ -1,0 +1,94 @@
+// The Postgres side of ordering (spec rule 4): a per-key lease and watermark in one table, each step one statement.
+import type { QueryResultRow } from 'pg';
+import type { OrderingStore } from '../src/ordering-store.js';
+
+/** The statements of the ordering table `t` (quoted), beside the dedupe table. */
+export function orderingStatements(t: string): {
+  readonly migrate: readonly string[];
+  readonly enter: string;
+  readonly hold: string;
+  readonly leave: string;
+  readonly watermark: string;
+  readonly cleanup: string;
+} {
+  const ms = (parameter: string): string => `now() + ${parameter} * interval '1 millisecond'`;
+  // Marks compare byte-wise (COLLATE "C"), as everywhere else, whatever the database's collation.
+  const newer = `excluded.mark IS NOT NULL AND (r.mark IS NULL OR r.mark_until < now()
+    OR excluded.mark COLLATE "C" > r.mark COLLATE "C")`;
+  return {
+    migrate: [
+      `CREATE TABLE IF NOT EXISTS ${t} (
+        record_key text PRIMARY KEY,
+        owner text,
+        since timestamptz NOT NULL,
+        lease_until timestamptz,
+        mark text,
+        mark_until timestamptz
+      )`,
+    ],
+    // Taken when free, lapsed or already the owner's (who keeps `since`); the watermark read from the snapshot.
+    enter: `WITH taken AS (
+        INSERT INTO ${t} AS r (record_key, owner, since, lease_until) VALUES ($1, $2, now(), ${ms('$3')})
+        ON CONFLICT (record_key) DO UPDATE SET
+          since = CASE WHEN r.owner = excluded.owner THEN r.since ELSE now() END,
+          owner = excluded.owner, lease_until = excluded.lease_until
+        WHERE r.owner IS NULL OR r.owner = excluded.owner OR r.lease_until < now()
+        RETURNING 1
+      )
+      SELECT EXISTS (SELECT 1 FROM taken) AS entered,
+        (SELECT mark FROM ${t} WHERE record_key = $1 AND mark_until >= now()) AS watermark,
+        (SELECT ceil(extract(epoch FROM (lease_until - now())) * 1000) FROM ${t} WHERE record_key = $1) AS retry_ms`,
+    hold: `UPDATE ${t} SET lease_until = since + $3 * interval '1 millisecond'
+      WHERE record_key = $1 AND owner = $2 RETURNING 1`,
+    // Compare-and-set of the watermark and the owner's lease given up, in one statement on one row (decided on the
+    // row's latest version); `had` reports the owner as of the statement's snapshot.
+    leave: `WITH old AS (SELECT owner FROM ${t} WHERE record_key = $1)
+      INSERT INTO ${t} AS r (record_key, since, mark, mark_until)
+      VALUES ($1, now(), $3::text, CASE WHEN $3::text IS NULL THEN NULL ELSE ${ms('$4')} END)
+      ON CONFLICT (record_key) DO UPDATE SET
+        mark = CASE WHEN ${newer} THEN excluded.mark ELSE r.mark END,
+        mark_until = CASE WHEN ${newer} THEN excluded.mark_until ELSE r.mark_until END,
+        owner = CASE WHEN r.owner = $2 THEN NULL ELSE r.owner END
+      RETURNING COALESCE((SELECT owner FROM old) = $2, false) AS had`,
+    watermark: `SELECT mark FROM ${t} WHERE record_key = $1 AND mark_until >= now()`,
+    cleanup: `DELETE FROM ${t} WHERE record_key IN (
+        SELECT record_key FROM ${t}
+        WHERE (mark_until IS NULL OR mark_until < now()) AND (lease_until IS NULL OR lease_until < now())
+        LIMIT 500 FOR UPDATE SKIP LOCKED
+      )`,
+  };
+}
+
+/**
+ * The ordering half of `createPostgresStore`, on its deadline-bound `query`.
+ * @example
+ * const ordering = createPostgresOrdering({ query, sql: orderingStatements('"workforce_webhook_events_ordering"') });
+ */
+export function createPostgresOrdering({
+  query,
+  sql,
+}: {
+  readonly query: <R extends QueryResultRow>(text: string, values: unknown[]) => Promise<R[]>;
+  readonly sql: ReturnType<typeof orderingStatements>;
+}): OrderingStore {
+  const ms = (value: number): number => Math.max(1, Math.ceil(value));
+  return {
+    async enter(key, owner, leaseMs) {
+      const [row] = await query<{ entered: boolean; watermark: string | null; retry_ms: string | null }>(
+        sql.enter,
+        [key, owner, ms(leaseMs)],
+      );
+      if (row?.entered) return { status: 'entered', watermark: row.watermark ?? undefined };
+      return { status: 'busy', retryInMs: Math.max(1, Number(row?.retry_ms ?? 1)) };
+    },
+    hold: async (key, owner, maxWaitMs) => (await query(sql.hold, [key, owner, ms(maxWaitMs)])).length === 1,
+    async leave(key, owner, mark, ttlMs) {
+      const [row] = await query<{ had: boolean }>(sql.leave, [key, owner, mark ?? null, ms(ttlMs)]);
+      return row?.had === true;
+    },
+    async watermark(key) {
+      const [row] = await query<{ mark: string }>(sql.watermark, [key]);
+      return row?.mark;
+    },
+  };
+}

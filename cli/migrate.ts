@@ -1,0 +1,49 @@
+// `workforce-webhooks migrate`: create the Postgres store's table before the first deploy (or let every start do it).
+import { type CliIo, parse, required, UsageError } from './io.js';
+
+/**
+ * Help text of `migrate`.
+ * @example
+ * io.stdout(MIGRATE_USAGE);
+ */
+export const MIGRATE_USAGE = `Usage: workforce-webhooks migrate --postgres <postgres://...> [--table <name>]
+
+Creates the Postgres dedupe store's table and index when missing (workforce-webhooks/postgres); running it
+again changes nothing. Needs the pg package.
+
+Options:
+  --postgres    the database URL
+  --table       the table, optionally schema.table (default: workforce_webhook_events)
+  -h, --help    show this help
+`;
+
+/**
+ * Runs `migrate`; resolves with the exit code.
+ * @example
+ * await migrate(['--postgres', 'postgres://localhost/app'], io);
+ */
+export async function migrate(argv: readonly string[], io: CliIo): Promise<number> {
+  const { values } = parse(argv, { postgres: { type: 'string' }, table: { type: 'string' } });
+  if (values.help) {
+    io.stdout(MIGRATE_USAGE);
+    return 0;
+  }
+  const url = required(values.postgres, '--postgres');
+  // pg is an optional peer: loaded only by this command.
+  const [{ default: pg }, { createPostgresStore }] = await Promise.all([
+    import('pg').catch(() => {
+      throw new UsageError('migrate needs the pg package: npm install pg');
+    }),
+    import('../adapters/postgres.js'),
+  ]);
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  pool.on('error', () => {});
+  try {
+    const store = createPostgresStore({ pool, table: values.table, cleanupIntervalMs: 0 });
+    await store.migrate();
+    io.stdout(`migrated ${values.table ?? 'workforce_webhook_events'}\n`);
+    return 0;
+  } finally {
+    await pool.end();
+  }
+}

@@ -1,0 +1,60 @@
+// On the Postgres you already run, no Redis: dedupe, a durable queue, and a handler's writes committed with the event. `DATABASE_URL=... npx tsx examples/postgres/server.ts`
+// #region postgres
+import { createPostgresBackend } from 'bullmq';
+import express from 'express';
+import pg from 'pg';
+import { createReceiver } from 'workforce-webhooks';
+import { createBullmqQueue } from 'workforce-webhooks/bullmq';
+import { createExpressMiddleware } from 'workforce-webhooks/express';
+import { createPostgresStore } from 'workforce-webhooks/postgres';
+
+const secret = process.env.WORKFORCE_WEBHOOK_SECRET ?? 'whsec_demo_postgres_local_trials_only';
+const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+// The pool's connections serve claims and the handlers' transactions: give it more than the queue's concurrency.
+const pool = new pg.Pool({ connectionString: databaseUrl, max: 20 });
+pool.on('error', (error) => console.error('postgres:', error.message)); // a restart drops idle connections
+
+const store = createPostgresStore({ pool });
+await store.migrate(); // the dedupe table; or once, before deploying: npx workforce-webhooks migrate --postgres $DATABASE_URL
+await pool.query(`CREATE TABLE IF NOT EXISTS leave_blocks (
+  event_id text PRIMARY KEY, employee_id text NOT NULL, start_date text NOT NULL, end_date text NOT NULL)`);
+
+const receiver = createReceiver({
+  secret,
+  store, // duplicates are seen by every instance
+  queue: createBullmqQueue({
+    backend: createPostgresBackend, // BullMQ's jobs in Postgres: a 202 survives a crash
+    connection: { connectionString: databaseUrl, migrate: true },
+  }),
+});
+
+receiver.on('leave.approved', async (event, ctx) => {
+  // Written in the event's transaction: committed with its done mark, exactly once, whatever crashes.
+  const db = await ctx.transaction();
+  await db.query('INSERT INTO leave_blocks VALUES ($1, $2, $3, $4)', [
+    event.id,
+    event.data.employeeId,
+    event.data.startDate,
+    event.data.endDate,
+  ]);
+});
+
+const app = express();
+app.all('/webhooks/workforce', createExpressMiddleware(receiver)); // every method: 405 but for POST
+const server = app.listen(Number(process.env.PORT ?? 3000));
+
+process.once('SIGTERM', async () => {
+  await receiver.close(); // 503 to new deliveries, running handlers finish
+  server.close();
+  store.close();
+  await pool.end();
+});
+// #endregion postgres
+
+server.once('listening', () => {
+  const address = server.address();
+  console.log(
+    JSON.stringify({ listening: typeof address === 'object' && address !== null ? address.port : null }),
+  );
+});

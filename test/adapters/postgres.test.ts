@@ -1,0 +1,156 @@
+// The Postgres store on a real PostgreSQL: the store contract, one statement per claim, migration, cleanup, deadlines.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { ConfigurationError, createReceiver } from 'workforce-webhooks';
+import { createPostgresStore } from 'workforce-webhooks/postgres';
+import { createSignedDelivery } from 'workforce-webhooks/testing';
+import { runStoreContract } from '../contract/store-suite.js';
+import { connectPostgres, postgresUrl, uniqueTable } from '../setup/postgres-helpers.js';
+import { recordingLogger } from '../support/logger.js';
+
+const secret = 'whsec_postgres_store_test';
+const DAY = 24 * 60 * 60 * 1000;
+
+const migrated = async (options: { readonly table?: string } = {}) => {
+  const pool = connectPostgres();
+  const table = options.table ?? uniqueTable('store');
+  const store = createPostgresStore({ pool, table, cleanupIntervalMs: 0 });
+  await store.migrate();
+  return { pool, table, store };
+};
+
+describe.skipIf(!postgresUrl)('createPostgresStore', () => {
+  runStoreContract('postgres', async () => ({
+    store: (await migrated()).store,
+    // Postgres keeps its own time: let it pass for real, with a margin.
+    elapse: (ms) => sleep(ms + 20),
+  }));
+
+  it('keeps a claim and a done id in one row, and a duplicate of a done id writes nothing', async () => {
+    const { pool, table, store } = await migrated();
+    const id = crypto.randomUUID();
+    const claim = await store.claim(id, 30_000);
+    if (claim.status !== 'claimed') throw new Error('expected a claim');
+    const row = async () =>
+      (
+        await pool.query(
+          `SELECT token, committed, expires_at > now() + interval '23 hours' AS kept, xmin::text, ctid::text FROM ${table}`,
+        )
+      ).rows;
+    expect((await row())[0]).toMatchObject({ token: claim.token, committed: false, kept: false });
+    expect(await store.complete(id, claim.token, DAY)).toBe(true);
+    const done = await row();
+    expect(done).toEqual([expect.objectContaining({ token: null, committed: false, kept: true })]);
+    // The sender's retries of a done event: the lease check fails, and the row version stays the same.
+    expect(await store.claim(id, 30_000)).toEqual({ status: 'done' });
+    expect(await store.claim(id, 30_000)).toEqual({ status: 'done' });
+    expect(await row()).toEqual(done);
+  });
+
+  it('migrates idempotently, from several instances at once, into a schema of your choice', async () => {
+    const pool = connectPostgres();
+    const schema = uniqueTable('schema');
+    await pool.query(`CREATE SCHEMA ${schema}`);
+    const table = `${schema}.events`;
+    const stores = Array.from({ length: 4 }, () =>
+      createPostgresStore({ pool, table, cleanupIntervalMs: 0 }),
+    );
+    await Promise.all(stores.map((store) => store.migrate()));
+    await stores[0]!.migrate();
+    const { rows } = await pool.query(
+      `SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'events' ORDER BY indexname`,
+      [schema],
+    );
+    expect(rows.map((row) => row.indexname)).toEqual(['events_expires_at', 'events_pkey']);
+    expect((await stores[1]!.claim('x', 30_000)).status).toBe('claimed');
+  });
+
+  it('refuses a missing pool and a table name that is not a plain identifier', () => {
+    const pool = connectPostgres();
+    expect(() => createPostgresStore({} as never)).toThrow(ConfigurationError);
+    for (const table of ['events; DROP TABLE x', 'a.b.c', '"quoted"', '', '1table'])
+      expect(() => createPostgresStore({ pool, table })).toThrow(ConfigurationError);
+    expect(() => createPostgresStore({ pool, timeoutMs: 0 })).toThrow(ConfigurationError);
+  });
+
+  it('lets the owner renew its own lapsed lease while nobody took the id', async () => {
+    const { store } = await migrated();
+    const id = crypto.randomUUID();
+    const claim = await store.claim(id, 100);
+    if (claim.status !== 'claimed') throw new Error('expected a claim');
+    await sleep(250);
+    expect(await store.renew(id, claim.token, 30_000)).toBe(true);
+    expect(await store.claim(id, 30_000)).toEqual({ status: 'in_progress' });
+    expect(await store.complete(id, claim.token, DAY)).toBe(true);
+  });
+
+  it('cleans up expired claims and done ids only, in batches', async () => {
+    const { pool, table, store } = await migrated();
+    const ids = Array.from({ length: 1200 }, () => crypto.randomUUID());
+    await pool.query(
+      `INSERT INTO ${table} (id, token, expires_at) SELECT unnest($1::text[]), NULL, now() - interval '1 second'`,
+      [ids],
+    );
+    const live = crypto.randomUUID();
+    expect((await store.claim(live, 30_000)).status).toBe('claimed');
+    expect(await store.cleanup()).toBe(1200);
+    const { rows } = await pool.query(`SELECT id FROM ${table}`);
+    expect(rows).toEqual([{ id: live }]);
+  });
+
+  it('never makes a delivery wait on the cleanup: locked rows are skipped', async () => {
+    const { pool, table, store } = await migrated();
+    const id = crypto.randomUUID();
+    await pool.query(
+      `INSERT INTO ${table} (id, token, expires_at) VALUES ($1, NULL, now() - interval '1 second')`,
+      [id],
+    );
+    const holder = await pool.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM ${table} WHERE id = $1 FOR UPDATE`, [id]);
+      // The row is held by another transaction: the cleanup passes it by instead of waiting.
+      expect(await store.cleanup()).toBe(0);
+    } finally {
+      await holder.query('ROLLBACK');
+      holder.release();
+    }
+    expect(await store.cleanup()).toBe(1);
+  });
+
+  it('fails a call that outlives its deadline, so the receiver answers 503', async () => {
+    const { pool, table } = await migrated();
+    const store = createPostgresStore({ pool, table, timeoutMs: 300, cleanupIntervalMs: 0 });
+    const receiver = createReceiver({ secret, store, logger: recordingLogger() }).on(
+      'leave.approved',
+      () => {},
+    );
+    const delivery = await createSignedDelivery({ secret, type: 'leave.approved' });
+    // A transaction holding the table's lock: every statement on it waits, as on a server that stopped answering.
+    const holder = await pool.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+      const answer = await receiver.handle({
+        method: 'POST',
+        headers: delivery.headers,
+        body: new TextEncoder().encode(delivery.body),
+      });
+      expect(answer.status).toBe(503);
+      expect(JSON.parse(String(answer.body))).toEqual({ error: 'store_unavailable' });
+    } finally {
+      await holder.query('ROLLBACK');
+      holder.release();
+    }
+    // Served again once Postgres answers. (The timed-out claim may still land when the lock goes: like a lost
+    // answer from Redis, it then holds that id for one lease, and the sender's retry after it gets the event in.)
+    const next = await createSignedDelivery({ secret, type: 'leave.approved' });
+    const again = await receiver.handle({
+      method: 'POST',
+      headers: next.headers,
+      body: new TextEncoder().encode(next.body),
+    });
+    expect(again.status).toBe(202);
+    await receiver.close();
+  });
+});

@@ -1,0 +1,48 @@
+// `workforce-webhooks migrate --postgres`: creates the store's table on a real PostgreSQL, and again changes nothing.
+import { describe, expect, it } from 'vitest';
+import { createPostgresStore } from 'workforce-webhooks/postgres';
+import type { CliIo } from '../../cli/io.js';
+import { runCli } from '../../cli/run.js';
+import { connectPostgres, postgresUrl, uniqueTable } from '../setup/postgres-helpers.js';
+
+function capture(): CliIo & { out: string; err: string } {
+  const io = {
+    out: '',
+    err: '',
+    stdout: (text: string) => {
+      io.out += text;
+    },
+    stderr: (text: string) => {
+      io.err += text;
+    },
+    stdin: async () => new Uint8Array(),
+  };
+  return io;
+}
+
+describe('migrate', () => {
+  it('asks for --postgres', async () => {
+    const io = capture();
+    expect(await runCli(['migrate'], io)).toBe(2);
+    expect(io.err).toContain('--postgres');
+  });
+
+  it.skipIf(!postgresUrl)('creates the table the store uses, idempotently', async () => {
+    const table = uniqueTable('cli');
+    for (let run = 0; run < 2; run++) {
+      const io = capture();
+      expect(await runCli(['migrate', '--postgres', postgresUrl, '--table', table], io)).toBe(0);
+      expect(io.out).toBe(`migrated ${table}\n`);
+    }
+    const store = createPostgresStore({ pool: connectPostgres(), table, cleanupIntervalMs: 0 });
+    expect((await store.claim(crypto.randomUUID(), 30_000)).status).toBe('claimed');
+  });
+
+  it.skipIf(!postgresUrl)('fails with one line when the database cannot be reached', async () => {
+    const io = capture();
+    const url = new URL(postgresUrl);
+    url.pathname = '/no_such_database';
+    expect(await runCli(['migrate', '--postgres', url.href], io)).toBe(1);
+    expect(io.err).toMatch(/^workforce-webhooks: error: .*no_such_database.*\n$/);
+  });
+});
