@@ -10,6 +10,8 @@ export interface BlockTarget {
   readonly port: number;
   readonly scheme: 'svc' | 'github';
   cpuMicros(): number;
+  /** Resolves once the server has processed the `sent` deliveries it was sent so far, so the block's CPU covers it. */
+  settle?(sent: number): Promise<void>;
 }
 
 /** Options of `interleave`. */
@@ -64,6 +66,13 @@ class Connection {
   constructor(socket: Socket) {
     this.#socket = socket;
     socket.setNoDelay(true);
+    // A server that closes a connection fails its request instead of leaving the block waiting forever.
+    socket.on('close', () => {
+      const onAnswer = this.#onAnswer;
+      this.#onAnswer = undefined;
+      onAnswer?.(false);
+    });
+    socket.on('error', () => {});
     socket.on('data', (chunk: Buffer) => {
       this.#pending += chunk.toString('latin1');
       for (let length = answerLength(this.#pending); length > 0; length = answerLength(this.#pending)) {
@@ -84,6 +93,7 @@ class Connection {
   }
 
   send(request: Buffer, onAnswer: (ok: boolean) => void): void {
+    if (this.#socket.destroyed) throw new Error('bench: the server closed a connection');
     this.#onAnswer = onAnswer;
     this.#socket.write(request);
   }
@@ -127,6 +137,7 @@ export async function interleave(
   try {
     const cpu = targets.map((): number[] => []);
     const failures = targets.map(() => 0);
+    const sent = targets.map(() => 0);
     for (let step = -1; step < steps; step++) {
       // Rotate who goes first, so no server always follows the same one.
       const order = targets.map((_, i) => (i + Math.max(step, 0)) % targets.length);
@@ -135,6 +146,8 @@ export async function interleave(
         const requests = Array.from({ length: size }, () => delivery(target.scheme));
         const before = target.cpuMicros();
         const failed = await sendBlock(pools[i]!, requests);
+        sent[i]! += size;
+        await target.settle?.(sent[i]!);
         const used = target.cpuMicros() - before;
         if (step >= 0) {
           cpu[i]!.push(used / size);
@@ -146,4 +159,54 @@ export async function interleave(
   } finally {
     for (const pool of pools) for (const connection of pool) connection.close();
   }
+}
+
+/** What `spread` measured: answers within the window, those that were not 2xx, and each answer's latency. */
+export interface SpreadResult {
+  readonly answered: number;
+  readonly failures: number;
+  readonly latenciesMs: readonly number[];
+}
+
+/**
+ * Keeps `connections` connections busy for `seconds`, dealt round-robin over `ports` (one request in flight on
+ * each, a fresh delivery every time): the scale-out section's client in front of several instances.
+ * @example
+ * const { answered } = await spread([portA, portB], { seconds: 5, connections: 12 });
+ */
+export async function spread(
+  ports: readonly number[],
+  { seconds, connections }: { readonly seconds: number; readonly connections: number },
+): Promise<SpreadResult> {
+  const pool = await Promise.all(
+    Array.from({ length: connections }, (_, i) => Connection.open(ports[i % ports.length]!)),
+  );
+  const latenciesMs: number[] = [];
+  let failures = 0;
+  const end = performance.now() + seconds * 1000;
+  try {
+    await Promise.all(
+      pool.map(
+        (connection) =>
+          new Promise<void>((resolve) => {
+            const next = (): void => {
+              if (performance.now() >= end) {
+                resolve();
+                return;
+              }
+              const start = performance.now();
+              connection.send(delivery('svc'), (ok) => {
+                if (!ok) failures++;
+                latenciesMs.push(performance.now() - start);
+                next();
+              });
+            };
+            next();
+          }),
+      ),
+    );
+  } finally {
+    for (const connection of pool) connection.close();
+  }
+  return { answered: latenciesMs.length, failures, latenciesMs };
 }

@@ -33,8 +33,9 @@ function passThrough(): EventQueue {
       status: 'queued',
       settled: Promise.resolve(hooks!.process(job, { attempt: 1, signal: never })).catch(() => {}),
     }),
-    deadLetters: async () => [],
+    deadLetters: async () => ({ items: [], cursor: undefined }),
     replay: async () => false,
+    discard: async () => false,
     close: async () => {},
   };
 }

@@ -22,6 +22,8 @@ export interface LoadResult {
   readonly p50: number;
   readonly p99: number;
   readonly total: number;
+  /** 2xx answers. */
+  readonly accepted: number;
   /** Answers that were not 2xx, plus errors and timeouts: a valid run has none. */
   readonly failures: number;
 }
@@ -59,6 +61,9 @@ export async function load({
     p50: result.latency.p50,
     p99: result.latency.p99,
     total: result.requests.total,
+    accepted: Object.entries(result.statusCodeStats)
+      .filter(([code]) => code.startsWith('2'))
+      .reduce((sum, [, { count }]) => sum + count, 0),
     failures: result.non2xx + result.errors + result.timeouts,
   };
 }

@@ -11,6 +11,17 @@ const SECTIONS = {
   'fast-ack': CLIENT_CORE,
   memory: SERVER_CORE,
   redis: CLIENT_CORE,
+  // The durable path: servers on the server core, redis-server with the section (the load generator).
+  durable: CLIENT_CORE,
+  'scale-out': CLIENT_CORE,
+  drain: CLIENT_CORE,
+  recovery: CLIENT_CORE,
+  // Postgres x Postgres against Redis x BullMQ and a hand-written endpoint; the servers run with the section.
+  postgres: CLIENT_CORE,
+  // Ordering on against off, in process; redis-server with the section.
+  ordering: SERVER_CORE,
+  // Telemetry off, on the API alone, and on the SDK with in-memory exporters, in process.
+  telemetry: SERVER_CORE,
 } as const;
 type Section = keyof typeof SECTIONS;
 

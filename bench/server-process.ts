@@ -51,10 +51,19 @@ function cpuMicros(pid: number | undefined): number {
 export function startServer(
   name: string,
   variant: string,
-  { env = {}, nodeArgs = [] }: { env?: Record<string, string>; nodeArgs?: readonly string[] } = {},
+  {
+    env = {},
+    nodeArgs = [],
+    ipc = false,
+  }: { env?: Record<string, string>; nodeArgs?: readonly string[]; ipc?: boolean } = {},
 ): Promise<ServerProcess> {
   const [command, args] = pinned(SERVER_CORE, tsNode(`bench/servers/${name}.ts`, [variant], nodeArgs));
-  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // `ipc`: a channel for servers that report progress (`taskset` execs the server, which keeps the channel).
+  const stdio = ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'];
+  const child = spawn(command, args, {
+    env: { ...process.env, ...env },
+    stdio: stdio as ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
     stderr += chunk;
@@ -80,5 +89,27 @@ export function startServer(
         ),
       ),
     );
+  });
+}
+
+/**
+ * Resolves once a server started with `ipc` has processed `count` events in all (see bench/servers/durable.ts).
+ * @example
+ * await processed(server, 1000);
+ */
+export function processed(server: ServerProcess, count: number, timeoutMs = 120_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      server.child.off('message', onMessage);
+      reject(new Error(`bench: ${count} events not processed within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const onMessage = (message: { processed: number }): void => {
+      if (message.processed < count) return;
+      clearTimeout(timer);
+      server.child.off('message', onMessage);
+      resolve();
+    };
+    server.child.on('message', onMessage);
+    server.child.send({ until: count });
   });
 }
