@@ -1,5 +1,13 @@
 // The root entry: the receiver, its parts and types. Imports nothing optional.
 export { type BodyResult, readRequestBody } from './body.js';
+export {
+  type BulkOptions,
+  type BulkProgress,
+  discardDeadLetters,
+  type ReplayResult,
+  replayDeadLetters,
+} from './dead-letter-bulk.js';
+export { DEFAULT_DEAD_LETTER_LIMIT, errorClassOf, MAX_DEAD_LETTER_LIMIT } from './dead-letters.js';
 export { CURRENT_API_VERSION, parseEvent } from './envelope.js';
 export {
   ConfigurationError,
@@ -11,12 +19,31 @@ export {
   WebhookVerificationError,
 } from './errors.js';
 export { type HeadersInput, headerValue } from './headers.js';
-export { createWarnOnce, type Logger, silentLogger } from './logger.js';
+export {
+  type ConsoleLoggerOptions,
+  createConsoleLogger,
+  createWarnOnce,
+  type Logger,
+  silentLogger,
+} from './logger.js';
 export { createMemoryQueue, type MemoryQueueOptions } from './memory-queue.js';
+export {
+  byDefaultKeys,
+  type OrderingKey,
+  type OrderingKeyRules,
+  type OrderingMark,
+  type OrderingOptions,
+} from './ordering.js';
+export type { KeyEntry, OrderingStore } from './ordering-store.js';
+export { OrderingWait } from './ordering-wait.js';
 export {
   type AttemptContext,
   type Backoff,
   type DeadLetter,
+  type DeadLetterFilter,
+  type DeadLetterPage,
+  type DeadLetterQuery,
+  type DeadLetterTime,
   type EnqueueResult,
   type EventQueue,
   exponentialBackoff,
@@ -34,6 +61,7 @@ export {
   type ReceiverOptions,
 } from './receiver.js';
 export { answers, RETRY_AFTER_SECONDS, type WebhookResponse } from './responses.js';
+export type { SecretOption } from './secret-source.js';
 export {
   type ParsedSignature,
   parseSignatureHeader,
@@ -50,6 +78,17 @@ export {
   type DedupeStore,
   type MemoryStoreOptions,
 } from './store.js';
+export {
+  type AttemptObserver,
+  type DeliveryAnswer,
+  type DeliveryObserver,
+  type DeliveryOutcome,
+  outcomeOf,
+  type QueueCounts,
+  type Telemetry,
+  type TraceLink,
+} from './telemetry.js';
+export type { EventTransaction, HandlerTransaction } from './transaction.js';
 export type {
   AbsenceReportCompletedData,
   ErrorHandler,
@@ -63,5 +102,7 @@ export type {
   SpecEventDataMap,
   TypesOf,
   UnknownEventData,
+  UnknownEventType,
   WorkforceEvent,
 } from './types.js';
+export { unknownType } from './unknown-type.js';

@@ -1,16 +1,23 @@
 // The options of createReceiver, their defaults, and the checks that refuse impossible ones up front.
 import type { ApiClient } from '../api/client.js';
+import { DEFAULT_BODY_TIMEOUT_MS } from './body.js';
 import { ConfigurationError } from './errors.js';
-import { type Logger, silentLogger } from './logger.js';
+import { createConsoleLogger, type Logger, silentLogger } from './logger.js';
 import { createMemoryQueue } from './memory-queue.js';
+import type { OrderingMark, OrderingOptions } from './ordering.js';
 import type { DeadLetter, EventQueue } from './queue.js';
-import { type Secret, secretList } from './signature.js';
+import { createSecretSource, type SecretOption, type SecretSource } from './secret-source.js';
 import { createMemoryStore, DEFAULT_DONE_TTL_MS, type DedupeStore } from './store.js';
+import type { Telemetry } from './telemetry.js';
+import type { WorkforceEvent } from './types.js';
 
 /** Options of `createReceiver`. */
 export interface ReceiverOptions {
-  /** The endpoint's signing secret (`whsec_...`), or several during rotation. */
-  readonly secret: Secret;
+  /**
+   * The endpoint's signing secret (`whsec_...`), several during rotation, or a function returning them, called at
+   * each delivery. Unset (a build without it) is allowed: deliveries are then answered 500 `not_configured`.
+   */
+  readonly secret: SecretOption;
   /** Largest allowed clock difference with the signature's `t`, both ways. Default 300. */
   readonly toleranceSeconds?: number;
   /** The clock, in milliseconds like `Date.now`. */
@@ -27,21 +34,48 @@ export interface ReceiverOptions {
   readonly handlerTimeoutMs?: number;
   /** Bodies over this many bytes are refused with 413. Default 1 MiB. */
   readonly maxBodyBytes?: number;
-  /** pino-shaped; silent by default. Never given bodies or secrets. */
-  readonly logger?: Logger;
+  /** A body not complete this long after its read began is answered 408 and its connection closed. Default 10 000. */
+  readonly bodyTimeoutMs?: number;
+  /** pino-shaped. Default: warnings and errors to the console (stderr); `false` silences it. Never given bodies or secrets. */
+  readonly logger?: Logger | false;
   /** Called with every event whose handlers failed every attempt. */
   readonly onDeadLetter?: (letter: DeadLetter) => unknown;
   /** How long a claim holds before another delivery may take it over; renewed while handlers run. Default 30 000. */
   readonly leaseMs?: number;
+  /**
+   * Deadline of every dedupe store call: a claim not answered by then is answered 503 `store_unavailable` (with
+   * `Retry-After`); a done mark, release or renewal is given up and logged. Holds for any store and any client
+   * settings (a Redis that is alive but silent). Default 2000, well under the sender's 10 s.
+   */
+  readonly storeTimeoutMs?: number;
+  /** Deadline of `queue.enqueue`: past it the delivery is answered 503 `queue_unavailable`. Default 2000. */
+  readonly queueTimeoutMs?: number;
   /** How long a done id is remembered. Default 72 h (longer than the sender's two days of retries). */
   readonly doneTtlMs?: number;
   /** A read-API client (`createApiClient` from `workforce-webhooks/api`), handed to handlers as `ctx.api`. */
   readonly api?: ApiClient;
+  /**
+   * Spec rule 4 done by the receiver: one event per record key at a time, and never an older event of a record
+   * over a newer one (see the README's ordering table). Off by default.
+   */
+  readonly ordering?: OrderingOptions;
+  /** With `ordering`: called with each event skipped as stale, and the newer event that made it so. */
+  readonly onStale?: (event: WorkforceEvent, newer: OrderingMark) => unknown;
+  /**
+   * Where deliveries, attempts, retries and dead letters are reported: `otelTelemetry()` from
+   * `workforce-webhooks/otel`, or your own `Telemetry`. Off by default (and then costs nothing).
+   */
+  readonly telemetry?: Telemetry;
 }
 
-/** Every option with its default applied; `secrets` is the checked list of secrets. */
-export type ResolvedOptions = Required<Omit<ReceiverOptions, 'secret' | 'api' | 'onDeadLetter'>> &
-  Pick<ReceiverOptions, 'api' | 'onDeadLetter'> & { readonly secrets: readonly string[] };
+/** Every option with its default applied; `secrets` gives the checked secrets at each delivery. */
+export type ResolvedOptions = Required<
+  Omit<ReceiverOptions, 'secret' | 'logger' | 'api' | 'onDeadLetter' | 'ordering' | 'onStale' | 'telemetry'>
+> &
+  Pick<ReceiverOptions, 'api' | 'onDeadLetter' | 'ordering' | 'onStale' | 'telemetry'> & {
+    readonly secrets: SecretSource;
+    readonly logger: Logger;
+  };
 
 /**
  * Applies the defaults and throws a `ConfigurationError` for options that cannot work.
@@ -61,20 +95,34 @@ export function resolveOptions(options: ReceiverOptions): ResolvedOptions {
     ackDeadlineMs = 8000,
     handlerTimeoutMs = 30_000,
     maxBodyBytes = 1024 * 1024,
-    logger = silentLogger,
+    bodyTimeoutMs = DEFAULT_BODY_TIMEOUT_MS,
+    logger: given = createConsoleLogger({ now }),
     leaseMs = 30_000,
     doneTtlMs = DEFAULT_DONE_TTL_MS,
+    storeTimeoutMs = 2000,
+    queueTimeoutMs = 2000,
     ...rest
   } = options;
   if (mode !== 'queue' && mode !== 'inline') throw new ConfigurationError(`mode must be 'queue' or 'inline'`);
-  const numbers = { toleranceSeconds, ackDeadlineMs, handlerTimeoutMs, maxBodyBytes, leaseMs, doneTtlMs };
+  const numbers = {
+    toleranceSeconds,
+    ackDeadlineMs,
+    handlerTimeoutMs,
+    maxBodyBytes,
+    bodyTimeoutMs,
+    leaseMs,
+    doneTtlMs,
+    storeTimeoutMs,
+    queueTimeoutMs,
+  };
   for (const [name, value] of Object.entries(numbers)) {
     if (!Number.isFinite(value) || value <= 0)
       throw new ConfigurationError(`${name} must be a positive number`);
   }
+  const logger = given === false ? silentLogger : given;
   return {
     ...numbers,
-    secrets: secretList(secret),
+    secrets: createSecretSource(secret, logger),
     now,
     store,
     queue,
@@ -82,5 +130,8 @@ export function resolveOptions(options: ReceiverOptions): ResolvedOptions {
     logger,
     api: rest.api,
     onDeadLetter: rest.onDeadLetter,
+    ordering: rest.ordering,
+    onStale: rest.onStale,
+    telemetry: rest.telemetry,
   };
 }

@@ -1,26 +1,36 @@
 // createReceiver: verify, parse, dedupe, then queue or run inline, and answer from the status table.
 import { readRequestBody } from './body.js';
 import { createClaims } from './claims.js';
+import {
+  type BulkOptions,
+  discardDeadLetters,
+  type ReplayResult,
+  replayDeadLetters,
+} from './dead-letter-bulk.js';
+import { withDeadline } from './deadline.js';
 import { createDispatcher } from './dispatch.js';
-import { CURRENT_API_VERSION, parseEvent } from './envelope.js';
+import { CURRENT_API_VERSION, eventLogFields, loggableApiVersion, parseEvent } from './envelope.js';
 import { WebhookError, WebhookVerificationError } from './errors.js';
 import { type HeadersInput, headerValue } from './headers.js';
 import { createInlineRunner } from './inline.js';
 import { createWarnOnce, type Logger } from './logger.js';
 import { type ReceiverOptions, resolveOptions } from './options.js';
-import type { DeadLetter, EnqueueResult, QueuedEvent, QueueHooks } from './queue.js';
+import { createOrdering } from './ordering.js';
+import type {
+  DeadLetter,
+  DeadLetterFilter,
+  DeadLetterPage,
+  DeadLetterQuery,
+  EnqueueResult,
+  QueuedEvent,
+} from './queue.js';
+import { createRefusalReport } from './refusal-report.js';
 import { createRegistry } from './registry.js';
-import { acceptedWithWork, answers, type WebhookResponse } from './responses.js';
+import { acceptedWithWork, answers, type WebhookResponse, withBackground } from './responses.js';
+import { NOT_CONFIGURED } from './secret-source.js';
 import { checkSignature, type ParsedSignature } from './signature.js';
 import type { ClaimResult } from './store.js';
-import {
-  type SyncHooks,
-  type SyncQueue,
-  type SyncReceiver,
-  type SyncStore,
-  syncFace,
-  withSyncFace,
-} from './sync.js';
+import { type DeliveryObserver, observeAttempts, observeDelivery } from './telemetry.js';
 import type {
   ErrorHandler,
   EventDataMap,
@@ -48,9 +58,13 @@ export interface HandleInput {
   readonly bodyProblem?: BodyProblem;
 }
 
-/** Why an adapter has no raw body: too large, already parsed by something else (with the fix), or unreadable. */
+/**
+ * Why an adapter has no raw body: too large, not complete within `bodyTimeoutMs`, already parsed by something
+ * else (with the fix), or unreadable.
+ */
 export type BodyProblem =
   | { readonly kind: 'too_large' }
+  | { readonly kind: 'timeout' }
   | { readonly kind: 'raw_body_unavailable'; readonly fix: string }
   | { readonly kind: 'unreadable' };
 
@@ -76,10 +90,23 @@ export interface Receiver<M = EventDataMap> {
   fetch(request: Request, platform?: FetchPlatform): Promise<Response>;
   /** Answers new deliveries 503 and drains; what cannot finish in `timeoutMs` (default 10 000) is dead-lettered. */
   close(options?: { readonly timeoutMs?: number }): Promise<void>;
-  deadLetters(): Promise<readonly DeadLetter[]>;
-  /** Runs a dead letter's handlers again; false when there is no dead letter with that event id. */
+  /**
+   * One page of the dead letters, newest first: `limit` (default 100, at most 1 000), and the `cursor` of the
+   * page before to read the next; every dead letter stays kept until it is replayed.
+   */
+  deadLetters(query?: DeadLetterQuery): Promise<DeadLetterPage>;
+  /** Runs a dead letter's handlers again; false when there is no dead letter with that event id (or another replay took it). */
   replay(eventId: string): Promise<boolean>;
+  /**
+   * Replays every dead letter that matches `filter` (`type` like `leave.*`, `since` / `until` on the last
+   * failure), `concurrency` at a time; each runs once even when two calls or instances replay them together.
+   */
+  replayDeadLetters(filter?: DeadLetterFilter, options?: BulkOptions): Promise<ReplayResult>;
+  /** Drops every dead letter that matches `filter` for good; answers how many this call dropped. */
+  discardDeadLetters(filter?: DeadLetterFilter, options?: BulkOptions): Promise<number>;
   readonly maxBodyBytes: number;
+  /** How long adapters wait for a whole body before answering 408. */
+  readonly bodyTimeoutMs: number;
   readonly logger: Logger;
 }
 
@@ -90,56 +117,123 @@ export interface Receiver<M = EventDataMap> {
  * receiver.on('leave.approved', async (event) => calendar.block(event.data.employeeId, event.data.startDate));
  */
 export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Receiver<M> {
-  const { secrets, toleranceSeconds, now, store, queue, mode, maxBodyBytes, logger, leaseMs, ...rest } =
-    resolveOptions(options);
+  const {
+    secrets,
+    toleranceSeconds,
+    now,
+    store,
+    queue,
+    mode,
+    maxBodyBytes,
+    bodyTimeoutMs,
+    logger,
+    leaseMs,
+    ...rest
+  } = resolveOptions(options);
+  const { storeTimeoutMs, queueTimeoutMs, telemetry } = rest;
   const registry = createRegistry();
   const warnOnce = createWarnOnce(logger);
-  const claims = createClaims({ store, logger, leaseMs, doneTtlMs: rest.doneTtlMs });
-  const { process, processNow, deadLetter } = createDispatcher({
+  const refusals = createRefusalReport({ logger, now });
+  const claims = createClaims({
+    store,
+    logger,
+    leaseMs,
+    doneTtlMs: rest.doneTtlMs,
+    timeoutMs: storeTimeoutMs,
+  });
+  const dispatcher = createDispatcher({
     registry,
     logger,
     api: rest.api,
     onDeadLetter: rest.onDeadLetter,
+    begin: store.begin === undefined ? undefined : (eventId) => store.begin!(eventId),
   });
+  const ordering =
+    rest.ordering === undefined
+      ? undefined
+      : createOrdering({
+          ...rest.ordering,
+          store: store.ordering,
+          leaseMs,
+          doneTtlMs: rest.doneTtlMs,
+          logger,
+          onStale:
+            telemetry?.staleSkipped === undefined
+              ? rest.onStale
+              : (event, newer) => {
+                  telemetry.staleSkipped!(event);
+                  return rest.onStale?.(event, newer);
+                },
+        });
+  const process =
+    telemetry === undefined ? dispatcher.process : observeAttempts(dispatcher.process, telemetry);
+  const onRetry = telemetry?.retried?.bind(telemetry);
+  // Ordering on: a dead letter gives its key up first, so the newer events of its record go ahead.
+  const deadLetter =
+    ordering === undefined && telemetry?.deadLettered === undefined
+      ? dispatcher.deadLetter
+      : async (letter: DeadLetter): Promise<void> => {
+          telemetry?.deadLettered?.(letter);
+          await ordering?.deadLettered(letter);
+          await dispatcher.deadLetter(letter);
+        };
   queue.start(
-    withSyncFace<QueueHooks, SyncHooks>(
-      { process, onDeadLetter: deadLetter, logger },
-      { process: processNow },
-    ),
+    ordering === undefined
+      ? { process, onDeadLetter: deadLetter, onRetry, logger }
+      : { process: ordering.wrap(process, false), onDeadLetter: deadLetter, onRetry, logger },
   );
+  if (telemetry?.observeQueue !== undefined && queue.counts !== undefined)
+    telemetry.observeQueue(() => queue.counts!());
   let closing = false;
+  let drained: Promise<void> | undefined;
 
-  const syncStore = syncFace<SyncStore>(store);
-  const syncQueue = syncFace<SyncQueue>(queue);
-
-  // The queued path answers without a promise when the store and the queue are this package's in-process ones
-  // and the signature is checked on node:crypto; a remote store or queue adds a `then` where it must wait.
   const enqueue = (job: QueuedEvent, token: string): Answer => {
-    let result: EnqueueResult | Promise<EnqueueResult>;
+    let result: Promise<EnqueueResult>;
+    let late = false;
     try {
-      // Promise.resolve: a queue of the user's may answer with any thenable.
-      result = syncQueue === undefined ? Promise.resolve(queue.enqueue(job)) : syncQueue.enqueue(job);
-    } catch (error) {
-      return refusedByQueue(job, token, error);
-    }
-    if (result instanceof Promise) {
-      return result.then(
-        (held) => queued(job, token, held),
-        (error: unknown) => refusedByQueue(job, token, error),
+      result = withDeadline(
+        () => queue.enqueue(job),
+        queueTimeoutMs,
+        'queue_unavailable',
+        (pending) => {
+          late = true;
+          settleLateEnqueue(job, token, pending);
+        },
       );
+    } catch (error) {
+      return refusedByQueue(job, token, error, true);
     }
-    return queued(job, token, result);
+    return result.then(
+      (held) => queued(job, token, held),
+      (error: unknown) => refusedByQueue(job, token, error, !late),
+    );
   };
 
-  const refusedByQueue = async (
+  // An enqueue past its deadline may still land (a silent Redis that wakes up runs the commands it holds). The
+  // claim is kept until it is known: a job that landed owns the event, so the id is marked done and the sender's
+  // retry is a duplicate; one that failed gives the claim up for the retry. Either way the event runs once.
+  const settleLateEnqueue = (job: QueuedEvent, token: string, pending: Promise<EnqueueResult>): void => {
+    const id = job.event.id;
+    void pending.then(
+      (held) => (held.status === 'queued' ? claims.complete(id, token) : claims.release(id, token)),
+      () => claims.release(id, token),
+    );
+  };
+
+  // The claim is released in the background: a store that stopped answering too must not hold the 503.
+  const refusedByQueue = (
     job: QueuedEvent,
     token: string,
     error: unknown,
-  ): Promise<WebhookResponse> => {
+    release: boolean,
+  ): WebhookResponse => {
     const id = job.event.id;
-    await claims.release(id, token);
+    const released = release ? claims.release(id, token) : undefined;
     logger.error({ eventId: id, err: error }, 'workforce-webhooks: the queue refused the event');
-    return closing ? answers.unavailable.shutting_down : answers.unavailable.queue_unavailable;
+    return withBackground(
+      closing ? answers.unavailable.shutting_down : answers.unavailable.queue_unavailable,
+      released,
+    );
   };
 
   const queued = (job: QueuedEvent, token: string, result: EnqueueResult): Answer => {
@@ -150,9 +244,7 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
         {},
         'workforce-webhooks: the queue is full; deliveries are answered 503 until it drains',
       );
-      const released = claims.release(id, token);
-      const full = answers.unavailable.queue_full;
-      return released === undefined ? full : released.then(() => full);
+      return claims.release(id, token).then(() => answers.unavailable.queue_full);
     }
     // The queue owns the event now. Marking the id done is not awaited (a failure there is only logged): one
     // store round trip before the 202 instead of two; the mark is part of the background work.
@@ -160,16 +252,18 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
   };
 
   const inline = createInlineRunner({
-    process,
+    process: ordering === undefined ? process : ordering.wrap(process, true),
     claims,
     ackDeadlineMs: rest.ackDeadlineMs,
     handlerTimeoutMs: rest.handlerTimeoutMs,
     handOver: enqueue,
     deadLetter,
+    onRetry,
   });
 
   const refuseBody = (problem: BodyProblem): WebhookResponse => {
     if (problem.kind === 'too_large') return answers.payloadTooLarge;
+    if (problem.kind === 'timeout') return answers.bodyTimeout;
     if (problem.kind === 'unreadable') return answers.badRequest.invalid_payload;
     warnOnce(
       'raw_body_unavailable',
@@ -180,9 +274,12 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     return answers.rawBodyUnavailable;
   };
 
-  // The hot path: one HMAC over the bytes as received, one JSON.parse, one claim, one enqueue. It answers
-  // synchronously when every part can (node:crypto, in-process store and queue) and with a promise otherwise.
-  const handle = ({ method, headers, body, bodyProblem }: HandleInput): Answer => {
+  // The hot path: one HMAC over the bytes as received, one JSON.parse, one claim, one enqueue. A refusal is
+  // answered at once (node:crypto); anything that reached the store answers with a promise.
+  const handle = (
+    { method, headers, body, bodyProblem }: HandleInput,
+    delivery: DeliveryObserver | undefined,
+  ): Answer => {
     if (method !== undefined && method !== 'POST' && method.toUpperCase() !== 'POST')
       return answers.methodNotAllowed;
     if (closing) return answers.unavailable.shutting_down;
@@ -190,30 +287,42 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     if (body === undefined)
       return refuseBody({ kind: 'raw_body_unavailable', fix: 'pass the raw request bytes as `body`' });
     if (body.byteLength > maxBodyBytes) return answers.payloadTooLarge;
+    const secretsNow = secrets();
+    if (secretsNow === undefined) {
+      warnOnce('not_configured', {}, NOT_CONFIGURED, 'error');
+      return answers.notConfigured;
+    }
     const deliveryId = headerValue(headers, 'svc-delivery-id');
     let verified: ParsedSignature | Promise<ParsedSignature>;
     try {
       const header = headerValue(headers, 'svc-signature');
-      verified = checkSignature(body, header, secrets, toleranceSeconds, now());
+      verified = checkSignature(body, header, secretsNow, toleranceSeconds, now());
     } catch (error) {
       return refuseSignature(error, deliveryId);
     }
     if (verified instanceof Promise) {
       return verified.then(
-        () => accept(body, headers, deliveryId),
+        () => accept(body, headers, deliveryId, delivery),
         (error: unknown) => refuseSignature(error, deliveryId),
       );
     }
-    return accept(body, headers, deliveryId);
+    return accept(body, headers, deliveryId, delivery);
   };
 
   const refuseSignature = (error: unknown, deliveryId: string | undefined): WebhookResponse => {
     if (!(error instanceof WebhookVerificationError)) throw error;
     logger.info({ code: error.code, deliveryId }, 'workforce-webhooks: delivery refused');
+    refusals.refused(error.code);
     return answers.badRequest[error.code];
   };
 
-  const accept = (body: Uint8Array, headers: HeadersInput, deliveryId: string | undefined): Answer => {
+  const accept = (
+    body: Uint8Array,
+    headers: HeadersInput,
+    deliveryId: string | undefined,
+    delivery: DeliveryObserver | undefined,
+  ): Answer => {
+    refusals.verified();
     let event: WorkforceEvent;
     try {
       event = parseEvent(body, headers);
@@ -221,37 +330,54 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
       logger.warn({ deliveryId, err: error }, 'workforce-webhooks: signed body is not a valid event');
       return answers.badRequest.invalid_payload;
     }
+    delivery?.event?.(event);
     if (event.apiVersion !== CURRENT_API_VERSION) {
-      const { apiVersion } = event;
+      // Once per version: one that is not a date is one kind, named nowhere (its text is the body's).
+      const apiVersion = loggableApiVersion(event.apiVersion);
       warnOnce(
-        `api_version:${apiVersion}`,
+        `api_version:${apiVersion ?? 'other'}`,
         { apiVersion },
         'workforce-webhooks: unknown apiVersion, accepted',
       );
     }
     if (registry.match(event.type).length === 0) {
-      logger.debug(
-        { eventId: event.id, type: event.type },
-        'workforce-webhooks: no handler for this type, ignored',
-      );
+      logger.debug(eventLogFields(event), 'workforce-webhooks: no handler for this type, ignored');
       return answers.ignored;
     }
-    let claim: ClaimResult | Promise<ClaimResult>;
+    // Inline: a copy of an event this process is running is in progress whatever the store says (its lease may
+    // have lapsed while a handler held the event loop; the next renewal takes it back).
+    if (mode === 'inline' && inline.running(event.id)) return answers.inProgress;
+    // Ordering on: the claim also reads the key's watermark, in the same store step.
+    const orderingKey = ordering === undefined ? undefined : ordering.keyOf(event);
+    let claim: Promise<ClaimResult>;
     try {
-      claim =
-        syncStore === undefined
-          ? Promise.resolve(store.claim(event.id, leaseMs))
-          : syncStore.claim(event.id, leaseMs);
+      claim = withDeadline(
+        () =>
+          orderingKey === undefined
+            ? store.claim(event.id, leaseMs)
+            : store.claim(event.id, leaseMs, orderingKey),
+        storeTimeoutMs,
+        'store_unavailable',
+        (pending) => releaseLateClaim(event.id, pending),
+      );
     } catch (error) {
       return storeDown(event, error);
     }
-    if (claim instanceof Promise) {
-      return claim.then(
-        (result) => claimed(event, deliveryId, result),
-        (error: unknown) => storeDown(event, error),
-      );
-    }
-    return claimed(event, deliveryId, claim);
+    return claim.then(
+      (result) => claimed(event, deliveryId, result, orderingKey, delivery),
+      (error: unknown) => storeDown(event, error),
+    );
+  };
+
+  // A claim past its deadline may still land when the store wakes up: nobody will use it, so it is given up at
+  // once rather than holding the sender's retries off (409) for a whole lease.
+  const releaseLateClaim = (id: string, pending: Promise<ClaimResult>): void => {
+    void pending.then(
+      (late) => {
+        if (late.status === 'claimed') claims.release(id, late.token);
+      },
+      () => {},
+    );
   };
 
   const storeDown = (event: WorkforceEvent, error: unknown): WebhookResponse => {
@@ -259,10 +385,22 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     return answers.unavailable.store_unavailable;
   };
 
-  const claimed = (event: WorkforceEvent, deliveryId: string | undefined, claim: ClaimResult): Answer => {
+  const claimed = (
+    event: WorkforceEvent,
+    deliveryId: string | undefined,
+    claim: ClaimResult,
+    orderingKey: string | undefined,
+    delivery: DeliveryObserver | undefined,
+  ): Answer => {
+    delivery?.claimed?.(claim.status);
     if (claim.status === 'done') return answers.duplicate;
     if (claim.status === 'in_progress') return answers.inProgress;
-    const job: QueuedEvent = { event, deliveryId };
+    // Stale on arrival (spec rule 4): answered, marked done like a handled event, and never run.
+    if (orderingKey !== undefined && ordering!.staleOnArrival(event, claim.watermark))
+      return withBackground(answers.stale, claims.complete(event.id, claim.token));
+    // Telemetry on: the delivery's trace link travels with the job, so its attempts (on any instance) link back.
+    const trace = delivery?.enqueued?.();
+    const job: QueuedEvent = trace === undefined ? { event, deliveryId } : { event, deliveryId, trace };
     return mode === 'queue' ? enqueue(job, claim.token) : inline.run(job, claim.token);
   };
 
@@ -271,19 +409,40 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     return answers.internalError;
   };
 
+  // Read before `handle` for telemetry; headers that cannot be read are `handle`'s to answer.
+  const deliveryIdOf = (input: HandleInput): string | undefined => {
+    try {
+      return headerValue(input.headers, 'svc-delivery-id');
+    } catch {
+      return undefined;
+    }
+  };
+
   // `handle` that never throws or rejects: an unexpected failure of ours is answered 500 internal_error.
-  const handleNow = (input: HandleInput): Answer => {
+  const handleSafely = (input: HandleInput, delivery: DeliveryObserver | undefined): Answer => {
     let answer: Answer;
     try {
-      answer = handle(input);
+      answer = handle(input, delivery);
     } catch (error) {
       return internalError(error);
     }
     return answer instanceof Promise ? answer.catch(internalError) : answer;
   };
+  const handleNow = (input: HandleInput): Answer =>
+    telemetry === undefined
+      ? handleSafely(input, undefined)
+      : observeDelivery(telemetry, deliveryIdOf(input), (delivery) => handleSafely(input, delivery));
+
+  // Every replay, one or in bulk, is reported to telemetry.
+  const replay = async (eventId: string): Promise<boolean> => {
+    const replayed = await queue.replay(eventId);
+    if (replayed) telemetry?.replayed?.(eventId);
+    return replayed;
+  };
 
   const receiver: Receiver<M> = {
     maxBodyBytes,
+    bodyTimeoutMs,
     logger,
     on(pattern, handler) {
       registry.add(pattern as string | readonly string[], handler as Handler);
@@ -306,7 +465,7 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
       const { method, headers } = request;
       if (method !== 'POST') response = answers.methodNotAllowed;
       else {
-        const body = await readRequestBody(request, maxBodyBytes);
+        const body = await readRequestBody(request, maxBodyBytes, bodyTimeoutMs);
         const answer = handleNow(
           typeof body === 'string'
             ? { method, headers, bodyProblem: { kind: body } }
@@ -317,14 +476,20 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
       if (response.background !== undefined) platform?.waitUntil?.(response.background);
       return new Response(response.body, { status: response.status, headers: response.headers });
     },
-    async close({ timeoutMs = 10_000 } = {}) {
-      closing = true;
-      await inline.close(timeoutMs, new WebhookError('shutting_down', 'the receiver is closing'));
-      await queue.close({ timeoutMs });
+    // One drain for every call: a second close resolves when the first's drain ends, and so does the first.
+    close({ timeoutMs = 10_000 } = {}) {
+      drained ??= (async () => {
+        closing = true;
+        await inline.close(timeoutMs, new WebhookError('shutting_down', 'the receiver is closing'));
+        await queue.close({ timeoutMs });
+      })();
+      return drained;
     },
-    deadLetters: () => queue.deadLetters(),
-    replay: (eventId) => queue.replay(eventId),
+    deadLetters: (query) => queue.deadLetters(query),
+    replay,
+    replayDeadLetters: (filter, options) =>
+      replayDeadLetters({ deadLetters: (query) => queue.deadLetters(query), replay }, filter, options),
+    discardDeadLetters: (filter, options) => discardDeadLetters(queue, filter, options),
   };
-  // Adapters of this package call `handleNow` directly (`answerOf`) and skip a promise per delivery.
-  return withSyncFace<Receiver<M>, SyncReceiver>(receiver, { handle: handleNow });
+  return receiver;
 }
