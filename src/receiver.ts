@@ -23,6 +23,7 @@ import type {
   DeadLetterQuery,
   EnqueueResult,
   QueuedEvent,
+  ReplayOptions,
 } from './queue.js';
 import { createRefusalReport } from './refusal-report.js';
 import { createRegistry } from './registry.js';
@@ -434,8 +435,8 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
       : observeDelivery(telemetry, deliveryIdOf(input), (delivery) => handleSafely(input, delivery));
 
   // Every replay, one or in bulk, is reported to telemetry.
-  const replay = async (eventId: string): Promise<boolean> => {
-    const replayed = await queue.replay(eventId);
+  const replay = async (eventId: string, options?: ReplayOptions): Promise<boolean> => {
+    const replayed = await queue.replay(eventId, options);
     if (replayed) telemetry?.replayed?.(eventId);
     return replayed;
   };
@@ -463,7 +464,8 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     async fetch(request, platform) {
       let response: WebhookResponse;
       const { method, headers } = request;
-      if (method !== 'POST') response = answers.methodNotAllowed;
+      // Not POST: the body is not read, and the answer (405) is still reported like every other.
+      if (method !== 'POST') response = await handleNow({ method, headers });
       else {
         const body = await readRequestBody(request, maxBodyBytes, bodyTimeoutMs);
         const answer = handleNow(

@@ -1,11 +1,13 @@
 // The real OpenTelemetry SDK with in-memory exporters, for the telemetry tests: spans as ended, metrics on demand.
 import { type Attributes, SpanStatusCode } from '@opentelemetry/api';
 import {
+  AggregationTemporality,
   type DataPoint,
   type Histogram,
+  InMemoryMetricExporter,
   MeterProvider,
   type MetricData,
-  MetricReader,
+  PeriodicExportingMetricReader,
 } from '@opentelemetry/sdk-metrics';
 import {
   BasicTracerProvider,
@@ -15,12 +17,6 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import type { Telemetry } from 'workforce-webhooks';
 import { otelTelemetry } from 'workforce-webhooks/otel';
-
-// A reader collected by the test itself, when it wants, instead of on a timer.
-class OnDemandReader extends MetricReader {
-  protected async onForceFlush(): Promise<void> {}
-  protected async onShutdown(): Promise<void> {}
-}
 
 /** One SDK per test: the telemetry wired to it, the ended spans and the metrics collected now. */
 export interface TestSdk {
@@ -46,12 +42,20 @@ const includes = (attributes: Attributes, match: Attributes): boolean =>
 export function createTestSdk(): TestSdk {
   const exporter = new InMemorySpanExporter();
   const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-  const reader = new OnDemandReader();
+  // Exported when the test asks (forceFlush), not on the reader's hour-long timer; cumulative, so the latest
+  // export holds everything counted so far.
+  const metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+  const reader = new PeriodicExportingMetricReader({
+    exporter: metricExporter,
+    exportIntervalMillis: 3_600_000,
+  });
   const meterProvider = new MeterProvider({ readers: [reader] });
   const metrics = async (): Promise<Map<string, MetricData>> => {
-    const { resourceMetrics } = await reader.collect();
+    await reader.forceFlush();
+    const latest = metricExporter.getMetrics().at(-1);
+    metricExporter.reset();
     const all = new Map<string, MetricData>();
-    for (const scope of resourceMetrics.scopeMetrics)
+    for (const scope of latest?.scopeMetrics ?? [])
       for (const metric of scope.metrics) all.set(metric.descriptor.name, metric);
     return all;
   };
