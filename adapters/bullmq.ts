@@ -454,9 +454,11 @@ export function createBullmqQueue({
         if (examined >= budget) return { items, cursor: cursorOf(after!) };
       }
     },
-    async replay(eventId) {
+    async replay(eventId, { failedAt } = {}) {
       const job = (await queue.getJob(eventId)) as EventJob | undefined;
       if (job === undefined || !(await job.isFailed())) return false;
+      // A letter that failed again since it was listed is a newer one, not the letter asked for.
+      if (failedAt !== undefined && job.finishedOn !== failedAt) return false;
       await job.updateData({ event: job.data.event, deliveryId: job.data.deliveryId });
       try {
         // Atomic in Redis: of concurrent replays, only the first finds the job failed and moves it back.

@@ -1,5 +1,5 @@
 // Replaying or discarding every dead letter that matches a filter, a bounded number at a time, each exactly once.
-import type { DeadLetterFilter } from './dead-letters.js';
+import type { DeadLetter, DeadLetterFilter } from './dead-letters.js';
 import { ConfigurationError } from './errors.js';
 import type { EventQueue } from './queue.js';
 
@@ -31,12 +31,13 @@ export interface ReplayResult {
   readonly failed: number;
 }
 
-type Operation = (eventId: string) => Promise<boolean>;
+type Operation = (letter: DeadLetter) => Promise<boolean>;
 
 // Pages through the matches newest first and applies `operate` to each, `concurrency` at a time. The queues'
 // cursors neither repeat nor skip a letter as others leave (replayed, discarded) or arrive (a replay failing
 // again is newer than the cursor), so each match is handled once by this call; the queue's own `replay` /
-// `discard` answers true to one caller only, so concurrent calls and instances never double one.
+// `discard` answers true to one caller only, and a replay names the failure it listed, so concurrent calls and
+// instances never double one, even when a letter another call replayed has failed again meanwhile.
 async function forEachMatch(
   queue: Pick<EventQueue, 'deadLetters'>,
   filter: DeadLetterFilter,
@@ -50,14 +51,14 @@ async function forEachMatch(
   let cursor: string | undefined;
   do {
     const page = await queue.deadLetters({ type, since, until, cursor, limit: 1000 });
-    const ids = page.items.map((letter) => letter.event.id);
+    const letters = page.items;
     let next = 0;
     const worker = async (): Promise<void> => {
-      while (next < ids.length) {
-        const id = ids[next++]!;
+      while (next < letters.length) {
+        const letter = letters[next++]!;
         let outcome: 'succeeded' | 'skipped' | 'failed';
         try {
-          outcome = (await operate(id)) ? 'succeeded' : 'skipped';
+          outcome = (await operate(letter)) ? 'succeeded' : 'skipped';
         } catch {
           outcome = 'failed';
         }
@@ -65,7 +66,7 @@ async function forEachMatch(
         onProgress?.(progress);
       }
     };
-    await Promise.all(Array.from({ length: Math.min(concurrency, ids.length) }, worker));
+    await Promise.all(Array.from({ length: Math.min(concurrency, letters.length) }, worker));
     cursor = page.cursor;
   } while (cursor !== undefined);
   return progress;
@@ -82,7 +83,12 @@ export async function replayDeadLetters(
   filter: DeadLetterFilter = {},
   options: BulkOptions = {},
 ): Promise<ReplayResult> {
-  const { succeeded, failed } = await forEachMatch(queue, filter, (id) => queue.replay(id), options);
+  const { succeeded, failed } = await forEachMatch(
+    queue,
+    filter,
+    (letter) => queue.replay(letter.event.id, { failedAt: letter.failedAt }),
+    options,
+  );
   return { replayed: succeeded, failed };
 }
 
@@ -96,5 +102,5 @@ export async function discardDeadLetters(
   filter: DeadLetterFilter = {},
   options: BulkOptions = {},
 ): Promise<number> {
-  return (await forEachMatch(queue, filter, (id) => queue.discard(id), options)).succeeded;
+  return (await forEachMatch(queue, filter, (letter) => queue.discard(letter.event.id), options)).succeeded;
 }

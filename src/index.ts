@@ -51,6 +51,7 @@ export {
   type JobProcessor,
   type QueuedEvent,
   type QueueHooks,
+  type ReplayOptions,
 } from './queue.js';
 export {
   type BodyProblem,

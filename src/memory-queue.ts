@@ -22,6 +22,7 @@ import {
   type QueueCounts,
   type QueuedEvent,
   type QueueHooks,
+  type ReplayOptions,
 } from './queue.js';
 
 /** Options of `createMemoryQueue`. */
@@ -240,11 +241,11 @@ class MemoryQueue implements EventQueue {
     return this.#dead.take(eventId) !== undefined;
   }
 
-  async replay(eventId: string): Promise<boolean> {
+  async replay(eventId: string, { failedAt }: ReplayOptions = {}): Promise<boolean> {
     // Read, enqueue and take out in one synchronous step: of concurrent replays of one id, only the first finds
     // the letter, so the event runs once. A full or closed queue leaves the letter where it was.
     const letter = this.#dead.get(eventId);
-    if (letter === undefined) return false;
+    if (letter === undefined || (failedAt !== undefined && letter.failedAt !== failedAt)) return false;
     const result = this.#enqueueNow({ event: letter.event, deliveryId: letter.deliveryId });
     if (result.status === 'full') throw new WebhookError('queue_full', 'the queue is full; replay later');
     this.#dead.take(eventId);

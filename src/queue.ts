@@ -85,15 +85,22 @@ export interface EventQueue {
   deadLetters(query?: DeadLetterQuery): Promise<DeadLetterPage>;
   /**
    * Queues a dead letter's event again, from its first attempt; false when there is no such dead letter. Of
-   * concurrent replays of one id, exactly one answers true and runs it.
+   * concurrent replays of one id, exactly one answers true and runs it. With `failedAt`, only the letter of that
+   * failure: false when it was replayed and failed again since (a bulk replay never runs a letter twice).
    */
-  replay(eventId: string): Promise<boolean>;
+  replay(eventId: string, options?: ReplayOptions): Promise<boolean>;
   /** Drops a dead letter for good; false when there is no such dead letter (or a replay took it first). */
   discard(eventId: string): Promise<boolean>;
   /** Jobs held (waiting, retrying, running) and dead letters kept, for telemetry's gauges; cheap to call. */
   counts?(): Promise<QueueCounts>;
   /** Stops taking jobs and drains; what is left at `timeoutMs` becomes dead letters (memory) or stays stored (durable). */
   close(options?: { readonly timeoutMs?: number }): Promise<void>;
+}
+
+/** Options of `EventQueue.replay`. */
+export interface ReplayOptions {
+  /** The letter's `failedAt` as read: a letter that failed again since then is not replayed. */
+  readonly failedAt?: number;
 }
 
 /** Retry delay in milliseconds before attempt `attempt + 1`, given the attempt that just failed. */

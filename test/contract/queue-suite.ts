@@ -1,4 +1,5 @@
 // The queue contract (DESIGN "Processing modes"): every queue runs these same cases through its start hooks.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type AttemptContext,
@@ -185,6 +186,25 @@ export function runQueueContract(name: string, create: (options: QueueContractOp
         expect(answers.filter(Boolean)).toHaveLength(1);
       }
       expect((await queue.deadLetters()).items).toEqual([]);
+    });
+
+    it('replays only the failure it was asked for: a letter that failed again since it was read is left', async () => {
+      const { queue, dead } = started({ attempts: 1 }, async () => {
+        await sleep(5); // the second failure lands at a later millisecond than the first
+        throw new HandlerFailure([new Error('down')], []);
+      });
+      const job = queuedEvent();
+      await queue.enqueue(job);
+      await expect.poll(() => dead.length).toBe(1);
+      const [first] = (await queue.deadLetters()).items;
+      expect(await queue.replay(job.event.id, { failedAt: first!.failedAt })).toBe(true);
+      await expect.poll(() => dead.length).toBe(2);
+      const [again] = (await queue.deadLetters()).items;
+      expect(again!.failedAt).toBeGreaterThan(first!.failedAt);
+      // A bulk replay that listed the first failure, running after another replay and the new failure: no rerun.
+      expect(await queue.replay(job.event.id, { failedAt: first!.failedAt })).toBe(false);
+      expect((await queue.deadLetters()).items).toHaveLength(1);
+      expect(await queue.replay(job.event.id, { failedAt: again!.failedAt })).toBe(true);
     });
 
     it('pages dead letters newest first; a cursor neither repeats nor skips one as others arrive', async () => {

@@ -178,6 +178,39 @@ describe('queue mode', () => {
     expect((await receiver.deadLetters()).items[0]!.attempts).toBe(3);
   });
 
+  it('replays and discards dead letters in bulk by filter, with progress, each once', async () => {
+    let failing = true;
+    const runs: string[] = [];
+    const receiver = make({ logger: false, queue: createMemoryQueue({ backoff: () => 1, attempts: 1 }) });
+    receiver.onAny((event) => {
+      runs.push(event.id);
+      if (failing) throw new Error('down');
+    });
+    const leave = [await delivery(), await delivery('leave.rejected')];
+    const other = [await delivery('employee.updated'), await delivery('employee.updated')];
+    for (const input of [...leave, ...other]) await (await receiver.handle(input)).background;
+    expect((await receiver.deadLetters()).items).toHaveLength(4);
+    failing = false;
+    runs.length = 0;
+
+    const progress: number[] = [];
+    const both = await Promise.all([
+      receiver.replayDeadLetters({ type: 'leave.*' }, { onProgress: (p) => progress.push(p.done) }),
+      receiver.replayDeadLetters({ type: 'leave.*' }, { concurrency: 1 }),
+    ]);
+    expect(both[0].replayed + both[1].replayed).toBe(2);
+    expect(both[0].failed + both[1].failed).toBe(0);
+    // One progress report per letter the call handled, replayed or taken meanwhile by the other call.
+    expect(progress).toEqual(Array.from({ length: progress.length }, (_, i) => i + 1));
+    expect(progress.length).toBeGreaterThanOrEqual(Math.max(1, both[0].replayed));
+    const leaveIds = leave.map((input) => input.event.id).sort();
+    await expect.poll(() => [...runs].sort()).toEqual(leaveIds);
+
+    expect(await receiver.discardDeadLetters({ type: 'employee.*' })).toBe(2);
+    expect((await receiver.deadLetters()).items).toEqual([]);
+    expect(runs).toHaveLength(2);
+  });
+
   it('answers 503 shutting_down once closing, after draining what it accepted', async () => {
     const receiver = make();
     const gate = deferred();
