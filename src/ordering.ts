@@ -1,5 +1,5 @@
 // Spec rule 4 done by the receiver: one event per record key at a time, and never an older event over a newer one.
-import { ConfigurationError } from './errors.js';
+import { ConfigurationError, WebhookError } from './errors.js';
 import type { Logger } from './logger.js';
 import type { OrderingStore } from './ordering-store.js';
 import { OrderingWait } from './ordering-wait.js';
@@ -123,6 +123,9 @@ class OrderedAttempt implements AttemptContext {
   readonly #attempt: AttemptContext;
   readonly orderingKey: string;
   readonly stale: boolean;
+  // Made only when the handlers read `signal` or the key's lease is lost: most attempts never need either.
+  #lost: AbortController | undefined;
+  #signal: AbortSignal | undefined;
 
   constructor(attempt: AttemptContext, orderingKey: string, stale: boolean) {
     this.#attempt = attempt;
@@ -134,8 +137,16 @@ class OrderedAttempt implements AttemptContext {
     return this.#attempt.attempt;
   }
 
+  /** The attempt's signal, also aborted (`lease_lost`) when another event of the key took the key's lease. */
   get signal(): AbortSignal {
-    return this.#attempt.signal;
+    this.#lost ??= new AbortController();
+    this.#signal ??= AbortSignal.any([this.#attempt.signal, this.#lost.signal]);
+    return this.#signal;
+  }
+
+  lose(reason: WebhookError): void {
+    this.#lost ??= new AbortController();
+    this.#lost.abort(reason);
   }
 }
 
@@ -233,7 +244,7 @@ export function createOrdering({
 
   // Renews the leases of the keys whose handlers run, every third of a lease, from one timer for all of them: a
   // timer per event costs more than the rest of its ordering work.
-  const held = new Map<WorkforceEvent, string>();
+  const held = new Map<WorkforceEvent, { readonly orderingKey: string; readonly attempt: OrderedAttempt }>();
   let renewing: ReturnType<typeof setInterval> | undefined;
   const renewAll = (): void => {
     if (held.size === 0) {
@@ -241,19 +252,29 @@ export function createOrdering({
       renewing = undefined;
       return;
     }
-    for (const [event, orderingKey] of held) {
+    for (const [event, { orderingKey, attempt }] of held) {
       store.enter(orderingKey, event.id, leaseMs).then(
         (entry) => {
-          if (entry.status === 'busy')
-            logger.warn({ eventId: event.id }, 'workforce-webhooks: the ordering key lease was lost');
+          if (entry.status !== 'busy' || !held.has(event)) return;
+          held.delete(event);
+          logger.error(
+            { eventId: event.id },
+            'workforce-webhooks: the ordering key lease was lost to another event of the key while handlers ran; their signal is aborted',
+          );
+          attempt.lose(
+            new WebhookError(
+              'lease_lost',
+              "another event of this record took the key's lease (it lapsed); stop and leave the record to it",
+            ),
+          );
         },
         (error: unknown) =>
           logger.warn({ eventId: event.id, err: error }, 'workforce-webhooks: ordering lease renewal failed'),
       );
     }
   };
-  const keep = (orderingKey: string, event: WorkforceEvent): void => {
-    held.set(event, orderingKey);
+  const keep = (orderingKey: string, event: WorkforceEvent, attempt: OrderedAttempt): void => {
+    held.set(event, { orderingKey, attempt });
     if (renewing === undefined) {
       renewing = setInterval(renewAll, leaseMs / 3);
       renewing.unref?.();
@@ -299,9 +320,10 @@ export function createOrdering({
           await reportStale(event, watermark);
           return;
         }
-        keep(orderingKey, event);
+        const ordered = new OrderedAttempt(attempt, orderingKey, isStale);
+        keep(orderingKey, event, ordered);
         try {
-          await process(job, new OrderedAttempt(attempt, orderingKey, isStale));
+          await process(job, ordered);
         } catch (error) {
           held.delete(event);
           await hold(orderingKey, event);

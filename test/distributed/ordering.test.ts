@@ -1,4 +1,6 @@
 // Spec rule 4 across instances: three receivers on one Redis with BullMQ, ordering on; and kill -9 with a key held.
+
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSignedDelivery } from 'workforce-webhooks/testing';
@@ -91,6 +93,11 @@ describe.skipIf(!redisUrl)('ordering across instances (Redis store, BullMQ queue
     await deliverUntilAccepted(first, () => a.url);
     await expect.poll(async () => (await runs()).length, { timeout: 30_000, interval: 20 }).toBe(1);
     await a.stop('SIGKILL');
+    // Its handler never finished, so its event set no watermark: not at the kill, nor once its lease lapsed.
+    const watermark = `${name}:dedupe:mark:{${leaveRequestId}}`;
+    expect(await redis.exists(watermark)).toBe(0);
+    await sleep(1500); // past a's 1 s lease
+    expect(await redis.exists(watermark)).toBe(0);
 
     // `b` gets the newer event: it waits for the key, takes it once the lease lapses, and runs it.
     const b = await startInstance({ ...env, INSTANCE: 'b', HANDLER_MS: '10' }, SCRIPT);

@@ -5,14 +5,17 @@ import { describe, expect, it } from 'vitest';
 import {
   byDefaultKeys,
   createMemoryQueue,
+  createMemoryStore,
   createReceiver,
   type DeadLetter,
   type ReceiverOptions,
+  WebhookError,
   type WorkforceEvent,
 } from 'workforce-webhooks';
 import { createNodeHandler } from 'workforce-webhooks/node';
 import { createSignedDelivery } from 'workforce-webhooks/testing';
 import { listen } from '../contract/adapter-listen.js';
+import { recordingLogger } from '../support/logger.js';
 import {
   checkOrdering,
   deliverShuffled,
@@ -148,6 +151,63 @@ describe('never older over newer (stale: skip)', () => {
 });
 
 describe('one at a time per key, and a failing event', () => {
+  it('runs events of different keys at the same time: ordering does not reduce concurrency', async () => {
+    const receiver = make();
+    let running = 0;
+    let most = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    receiver.on('leave.approved', async () => {
+      running += 1;
+      most = Math.max(most, running);
+      await gate;
+      running -= 1;
+    });
+    const keys = Array.from({ length: 5 }, (_, i) => `6f1d2c3b-0000-4000-8000-00000000000${i}`);
+    const answers = await Promise.all(
+      keys.map(async (key) => receiver.handle(await leave('leave.approved', 1, key))),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual([202, 202, 202, 202, 202]);
+    await until(() => most === keys.length, 'every key running at once');
+    release();
+    await Promise.all(answers.map((answer) => answer.background));
+    expect(running).toBe(0);
+  });
+
+  it("aborts ctx.signal with lease_lost and logs an error when another event took the key's lease", async () => {
+    let clock = Date.now();
+    const store = createMemoryStore({ now: () => clock });
+    const logger = recordingLogger();
+    const receiver = make({ store, leaseMs: 300, logger });
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    let reason: unknown;
+    receiver.on('leave.approved', async (_event, ctx) => {
+      started();
+      await new Promise<void>((resolve) => {
+        ctx.signal.addEventListener('abort', () => {
+          reason = ctx.signal.reason;
+          resolve();
+        });
+      });
+    });
+    const answer = await receiver.handle(await leave('leave.approved', 1));
+    await running;
+    clock += 1000; // the key's lease lapses (a stalled process), and another event of the record takes it
+    expect((await store.ordering!.enter(leaveRequestId, 'another-event', 60_000)).status).toBe('entered');
+    await until(() => reason !== undefined, 'the renewal to find the key taken');
+    expect(reason).toBeInstanceOf(WebhookError);
+    expect((reason as WebhookError).code).toBe('lease_lost');
+    expect(logger.lines.filter((line) => line.level === 'error').map((line) => line.msg)).toEqual([
+      expect.stringMatching(/ordering key lease was lost.*signal is aborted/),
+    ]);
+    await answer.background;
+  });
+
   it('keeps order behind an event that fails twice then succeeds', async () => {
     const runs: string[] = [];
     const receiver = make();
