@@ -72,7 +72,8 @@ export function createRedisStore({
   if (waitsForever(client.options as ClientSettings)) {
     // BullMQ's advice for its workers; for the store it would hold every delivery while Redis is away.
     throw new ConfigurationError(
-      'the Redis store client has maxRetriesPerRequest: null, so claims would wait forever while Redis is down. ' +
+      'the Redis store client has maxRetriesPerRequest: null, so while Redis is down every claim would wait out the ' +
+        "receiver's storeTimeoutMs and pile up in the client's offline queue instead of failing at once. " +
         'Give the store its own client, e.g. client.duplicate({ maxRetriesPerRequest: 1 })',
     );
   }

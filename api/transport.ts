@@ -59,6 +59,12 @@ export function createTransport({
   if (typeof apiKey !== 'string' || apiKey.trim() === '') {
     throw new TypeError('workforce-webhooks: createApiClient needs an apiKey');
   }
+  // AbortSignal.timeout takes whole milliseconds, and a timer past 2^31 - 1 ms would fire at once.
+  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0 || timeoutMs > 2 ** 31 - 1) {
+    throw new TypeError(
+      'workforce-webhooks: createApiClient timeoutMs must be a whole number of milliseconds, 1 to 2147483647',
+    );
+  }
   const base = new URL(String(baseUrl));
   if (!base.pathname.endsWith('/')) base.pathname += '/';
   // Spec "Limits": 300 a minute per key, so every client of this key (and service) in the process shares one.

@@ -30,7 +30,9 @@ export interface DedupeStore {
   claim(id: string, leaseMs: number, orderingKey?: string): Promise<ClaimResult>;
   /**
    * Extends the claim `token` holds, also once its lease has passed if nobody took the id meanwhile; false when
-   * the claim was lost (taken over, released or done).
+   * another owner holds the id or it is done. Whether an id that another owner took and then released comes back
+   * is the store's own: memory and Postgres answer false, Redis (which keeps no trace of a released claim)
+   * re-takes it. Either way no live run overlaps the renewed one.
    */
   renew(id: string, token: string, leaseMs: number): Promise<boolean>;
   /** Marks `id` done for `ttlMs`; false when `token` no longer owns the claim. */

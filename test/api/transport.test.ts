@@ -20,6 +20,15 @@ describe('a deadline on every request: a service that never answers does not lea
     }
   });
 
+  it.each([0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31])(
+    'refuses timeoutMs %s when the client is made, not at every call',
+    (timeoutMs) => {
+      expect(() => createApiClient({ apiKey: 'wf_key', baseUrl: 'http://127.0.0.1:9', timeoutMs })).toThrow(
+        /timeoutMs must be a whole number of milliseconds/,
+      );
+    },
+  );
+
   it('covers the body too: headers sent, then nothing', async () => {
     const server = await loopback((_, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });

@@ -1,12 +1,14 @@
-// PostgreSQL stopped while deliveries arrive: 503 with Retry-After, never a 2xx without a claim; serving again after.
+// PostgreSQL stopped while deliveries arrive: 503 with Retry-After, never a 2xx without a claim; serving again after,
+// with the handlers' transactions in flight at the crash rolled back and run again, each event's app row once.
 import { createServer, type Server } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createPostgresBackend } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReceiver, type Receiver } from 'workforce-webhooks';
 import { createBullmqQueue } from 'workforce-webhooks/bullmq';
 import { createNodeHandler } from 'workforce-webhooks/node';
 import { createPostgresStore } from 'workforce-webhooks/postgres';
-import { createSignedDelivery } from 'workforce-webhooks/testing';
+import { createSignedDelivery, type SignedDelivery } from 'workforce-webhooks/testing';
 import { connectPostgres, postgresUrl } from '../setup/postgres-helpers.js';
 import { type PostgresServer, startPostgresServer } from '../setup/postgres-server.js';
 import { recordingLogger } from '../support/logger.js';
@@ -43,6 +45,14 @@ describe.skipIf(!postgresUrl)('PostgreSQL stopped while deliveries arrive', () =
       await db.query('SELECT 1');
       processed.push(event.id);
     });
+    // The second test's handler: an app row written in the event's transaction, held open a while so that the
+    // crash finds transactions in flight.
+    await pool.query('CREATE TABLE outage_rows (event_id text NOT NULL)');
+    receiver.on('leave.rejected', async (event, ctx) => {
+      const db = await ctx.transaction();
+      await db.query('INSERT INTO outage_rows (event_id) VALUES ($1)', [event.id]);
+      await sleep(30);
+    });
     server = createServer(createNodeHandler(receiver));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
@@ -57,7 +67,7 @@ describe.skipIf(!postgresUrl)('PostgreSQL stopped while deliveries arrive', () =
     Promise.all(
       Array.from({ length: count }, () => createSignedDelivery({ secret, type: 'leave.approved' })),
     );
-  const post = async (delivery: Awaited<ReturnType<typeof signed>>[number]) => {
+  const post = async (delivery: SignedDelivery<string>) => {
     const response = await fetch(url, { method: 'POST', headers: delivery.headers, body: delivery.body });
     return {
       status: response.status,
@@ -107,5 +117,62 @@ describe.skipIf(!postgresUrl)('PostgreSQL stopped while deliveries arrive', () =
         return rows[0].n;
       })
       .toBe(30);
+  });
+
+  it('under a steady stream, with handlers in flight at the crash: no 2xx while it is down, each event once', {
+    timeout: 120_000,
+  }, async () => {
+    const deliveries = await Promise.all(
+      Array.from({ length: 150 }, () => createSignedDelivery({ secret, type: 'leave.rejected' })),
+    );
+    const accepted: { readonly sentAt: number; readonly answeredAt: number }[] = [];
+    // Each delivery is sent 15 ms after the one before and retried until accepted, as the sender would.
+    const sending = deliveries.map(async (delivery, i) => {
+      await sleep(i * 15);
+      for (;;) {
+        const sentAt = Date.now();
+        const status = await post(delivery).then(
+          (answer) => answer.status,
+          () => 0,
+        );
+        if (status >= 200 && status < 300) return void accepted.push({ sentAt, answeredAt: Date.now() });
+        await sleep(100);
+      }
+    });
+    await expect.poll(() => accepted.length, { timeout: 30_000, interval: 10 }).toBeGreaterThan(40);
+    await postgres.stop({ crash: true });
+    const stoppedAt = Date.now();
+    await sleep(1500);
+    const restartingAt = Date.now();
+    await postgres.start();
+    await Promise.all(sending);
+
+    // A request sent once the server was gone and answered before it came back never got a 2xx.
+    const during = accepted.filter(
+      ({ sentAt, answeredAt }) => sentAt > stoppedAt && answeredAt < restartingAt,
+    );
+    expect(during).toEqual([]);
+    // Every event committed its done mark with its app row, once: the crash rolled back what was in flight.
+    const check = connectPostgres(postgres.url);
+    const ids = deliveries.map((delivery) => delivery.event.id);
+    await expect
+      .poll(
+        async () =>
+          (
+            await check.query(
+              'SELECT count(*)::int AS n FROM workforce_webhook_events WHERE id = ANY($1) AND token IS NULL AND committed',
+              [ids],
+            )
+          ).rows[0].n,
+        { timeout: 60_000, interval: 100 },
+      )
+      .toBe(ids.length);
+    const { rows } = await check.query(
+      'SELECT event_id, count(*)::int AS n FROM outage_rows GROUP BY event_id HAVING count(*) <> 1',
+    );
+    expect(rows).toEqual([]);
+    expect((await check.query('SELECT count(DISTINCT event_id)::int AS n FROM outage_rows')).rows[0].n).toBe(
+      ids.length,
+    );
   });
 });

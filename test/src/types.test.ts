@@ -11,6 +11,8 @@ import {
 declare module 'workforce-webhooks' {
   interface EventDataMap {
     'payroll.paid': { readonly payrollId: string; readonly employeeCount: number };
+    // A type the spec does not name yet, added by the user.
+    'training.completed': { readonly courseId: string };
   }
 }
 
@@ -54,6 +56,18 @@ describe('handler types', () => {
       expectTypeOf(event.data.payrollId).toEqualTypeOf<string>();
       expectTypeOf(event.data.employeeCount).toEqualTypeOf<number>();
     });
+  });
+
+  it('takes a type added by declaration merging, and its prefix pattern', () => {
+    receiver.on('training.completed', (event) => {
+      expectTypeOf(event.type).toEqualTypeOf<'training.completed'>();
+      expectTypeOf(event.data.courseId).toEqualTypeOf<string>();
+    });
+    receiver.on('training.*', (event) => {
+      expectTypeOf(event.type).toEqualTypeOf<'training.completed'>();
+    });
+    // @ts-expect-error a typo of the added type
+    receiver.on('training.complete', () => {});
   });
 
   it('refuses a type the map does not name, and a prefix of none of its types', () => {
