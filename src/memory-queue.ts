@@ -131,6 +131,7 @@ const nextTurn: (run: () => void) => void =
     : (run) => void setTimeout(run, 0);
 
 class MemoryQueue implements EventQueue {
+  readonly inProcess = true;
   readonly #concurrency: number;
   readonly #maxQueued: number;
   readonly #attempts: number;

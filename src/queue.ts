@@ -93,6 +93,11 @@ export interface EventQueue {
   discard(eventId: string): Promise<boolean>;
   /** Jobs held (waiting, retrying, running) and dead letters kept, for telemetry's gauges; cheap to call. */
   counts?(): Promise<QueueCounts>;
+  /**
+   * True when `enqueue` answers from this process's memory and cannot stall (the memory queue): the receiver then
+   * puts no deadline (`queueTimeoutMs`) on it. A queue that waits on a server must leave it unset.
+   */
+  readonly inProcess?: boolean;
   /** Stops taking jobs and drains; what is left at `timeoutMs` becomes dead letters (memory) or stays stored (durable). */
   close(options?: { readonly timeoutMs?: number }): Promise<void>;
 }

@@ -192,15 +192,17 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     let result: Promise<EnqueueResult>;
     let late = false;
     try {
-      result = withDeadline(
-        () => queue.enqueue(job),
-        queueTimeoutMs,
-        'queue_unavailable',
-        (pending) => {
-          late = true;
-          settleLateEnqueue(job, token, pending);
-        },
-      );
+      result = queue.inProcess
+        ? queue.enqueue(job)
+        : withDeadline(
+            () => queue.enqueue(job),
+            queueTimeoutMs,
+            'queue_unavailable',
+            (pending) => {
+              late = true;
+              settleLateEnqueue(job, token, pending);
+            },
+          );
     } catch (error) {
       return refusedByQueue(job, token, error, true);
     }
@@ -352,15 +354,16 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     const orderingKey = ordering === undefined ? undefined : ordering.keyOf(event);
     let claim: Promise<ClaimResult>;
     try {
-      claim = withDeadline(
-        () =>
-          orderingKey === undefined
-            ? store.claim(event.id, leaseMs)
-            : store.claim(event.id, leaseMs, orderingKey),
-        storeTimeoutMs,
-        'store_unavailable',
-        (pending) => releaseLateClaim(event.id, pending),
-      );
+      const claimNow = (): Promise<ClaimResult> =>
+        orderingKey === undefined
+          ? store.claim(event.id, leaseMs)
+          : store.claim(event.id, leaseMs, orderingKey);
+      // An in-process store cannot stall: no deadline, and none of its timer and promises.
+      claim = store.inProcess
+        ? claimNow()
+        : withDeadline(claimNow, storeTimeoutMs, 'store_unavailable', (pending) =>
+            releaseLateClaim(event.id, pending),
+          );
     } catch (error) {
       return storeDown(event, error);
     }

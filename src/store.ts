@@ -46,6 +46,11 @@ export interface DedupeStore {
   begin?(eventId: string): Promise<EventTransaction | 'committed'>;
   /** The per-key lease and watermark of `createReceiver({ ordering })` (spec rule 4). */
   readonly ordering?: OrderingStore;
+  /**
+   * True when every call answers from this process's memory and cannot stall (the memory store): the receiver then
+   * puts no deadline (`storeTimeoutMs`) on it. A store that waits on a server must leave it unset.
+   */
+  readonly inProcess?: boolean;
 }
 
 /** Three days: longer than the sender's two days of retries (spec "Limits"). */
@@ -94,6 +99,7 @@ export function createMemoryStore({ max = 100_000, now = Date.now }: MemoryStore
   };
 
   return {
+    inProcess: true,
     async claim(id, leaseMs, orderingKey) {
       const at = now();
       const entry = entries.peek(id);

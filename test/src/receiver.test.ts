@@ -211,6 +211,38 @@ describe('queue mode', () => {
     expect(runs).toHaveLength(2);
   });
 
+  it('answers 503 store_unavailable / queue_unavailable when a call outlasts its deadline; an in-process one has none', async () => {
+    const never = new Promise<never>(() => {});
+    const memory = createMemoryStore();
+    const stalled: DedupeStore = { ...memory, inProcess: false, claim: () => never };
+    const silent = make({ logger: false, store: stalled, storeTimeoutMs: 50 }).on('leave.approved', () => {});
+    const refused = await silent.handle(await delivery());
+    expect([refused.status, JSON.parse(refused.body), refused.headers['retry-after']]).toEqual([
+      503,
+      { error: 'store_unavailable' },
+      expect.stringMatching(/^\d+$/),
+    ]);
+
+    const queue = fastQueue();
+    const stuck: EventQueue = { ...queue, inProcess: false, enqueue: () => never };
+    for (const key of ['start', 'deadLetters', 'replay', 'discard', 'close'] as const)
+      (stuck as Record<string, unknown>)[key] = (queue[key] as (...a: unknown[]) => unknown).bind(queue);
+    const full = make({ logger: false, queue: stuck, queueTimeoutMs: 50 }).on('leave.approved', () => {});
+    expect(JSON.parse((await full.handle(await delivery())).body)).toEqual({ error: 'queue_unavailable' });
+
+    // A store that says it cannot stall is called as it is: slow here on purpose, and still no deadline.
+    const slow: DedupeStore = {
+      ...memory,
+      inProcess: true,
+      claim: async (id, leaseMs) => {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        return memory.claim(id, leaseMs);
+      },
+    };
+    const patient = make({ logger: false, store: slow, storeTimeoutMs: 50 }).on('leave.approved', () => {});
+    expect((await patient.handle(await delivery())).status).toBe(202);
+  });
+
   it('answers 503 shutting_down once closing, after draining what it accepted', async () => {
     const receiver = make();
     const gate = deferred();
