@@ -2,10 +2,11 @@
 // memory backends and with Redis x BullMQ, and the Redis round trips before the 202.
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { createMemoryQueue, createMemoryStore, createReceiver, type Receiver } from 'workforce-webhooks';
+import { createMemoryQueue, createMemoryStore, createReceiver } from 'workforce-webhooks';
 import { createBullmqQueue } from 'workforce-webhooks/bullmq';
 import { createRedisStore } from 'workforce-webhooks/redis';
-import { EVENT_TYPE, eventTemplate, SECRET, svcHeaders } from './fixtures.js';
+import { eventTemplate, SECRET, svcHeaders } from './fixtures.js';
+import { blockCpu, counted, type SetUp, until } from './in-process.js';
 import { median } from './median.js';
 import { pick } from './options.js';
 import { startRedis } from './redis-server.js';
@@ -18,11 +19,6 @@ const redis = await startRedis();
 const clients: Redis[] = [];
 let queues = 0;
 
-interface SetUp {
-  readonly receiver: Receiver;
-  done: number;
-}
-
 // The fixture's event, keyed by its own id: every event has a record of its own (the distinct-keys case).
 function make(backend: 'memory' | 'redis', ordered: boolean): SetUp {
   let store = createMemoryStore();
@@ -33,48 +29,14 @@ function make(backend: 'memory' | 'redis', ordered: boolean): SetUp {
     store = createRedisStore({ client, prefix: `bench-${++queues}:` });
     queue = createBullmqQueue({ connection: client, name: `bench-ordering-${queues}` });
   }
-  const setUp: SetUp = {
-    receiver: createReceiver({
+  return counted(
+    createReceiver({
       secret: SECRET,
       store,
       queue,
       ...(ordered ? { ordering: { key: (event) => event.id } } : {}),
     }),
-    done: 0,
-  };
-  setUp.receiver.on(EVENT_TYPE, () => {
-    setUp.done++;
-  });
-  return setUp;
-}
-
-const until = async (test: () => boolean): Promise<void> => {
-  for (let i = 0; !test(); i++) {
-    if (i > 60_000) throw new Error('bench: handlers did not finish within 60 s');
-    await new Promise((resolve) => setTimeout(resolve, 1));
-  }
-};
-
-// One block: `size` fresh deliveries, `concurrent` at a time, then every handler awaited; CPU of this process per
-// delivery (BullMQ's workers run here too; redis-server's CPU is not counted).
-async function blockCpu(setUp: SetUp, size: number, concurrent: number): Promise<number> {
-  const inputs = Array.from({ length: size }, () => {
-    const id = randomUUID();
-    const text = template.fill(id);
-    return { method: 'POST', headers: svcHeaders(text, id), body: Buffer.from(text) };
-  });
-  const target = setUp.done + size;
-  const start = process.cpuUsage();
-  for (let i = 0; i < size; i += concurrent) {
-    const answers = await Promise.all(
-      inputs.slice(i, i + concurrent).map((input) => setUp.receiver.handle(input)),
-    );
-    for (const answer of answers)
-      if (answer.status !== 202) throw new Error(`bench: answered ${answer.status}`);
-  }
-  await until(() => setUp.done >= target);
-  const used = process.cpuUsage(start);
-  return (used.user + used.system) / size;
+  );
 }
 
 // Off and on take turns, block by block, so both see the same machine; each set-up's cost is its median block.

@@ -1,26 +1,19 @@
 // Telemetry's price: CPU per delivery (handler included, memory backends) with no telemetry, with otelTelemetry() on
 // the API alone (no SDK registered), and with the real SDK exporting to memory.
-import { randomUUID } from 'node:crypto';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import {
   BasicTracerProvider,
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
-import {
-  createMemoryQueue,
-  createMemoryStore,
-  createReceiver,
-  type Receiver,
-  type Telemetry,
-} from 'workforce-webhooks';
+import { createMemoryQueue, createMemoryStore, createReceiver, type Telemetry } from 'workforce-webhooks';
 import { otelTelemetry } from 'workforce-webhooks/otel';
-import { EVENT_TYPE, eventTemplate, SECRET, svcHeaders } from './fixtures.js';
+import { SECRET } from './fixtures.js';
+import { counted, blockCpu as cpuOf, type SetUp } from './in-process.js';
 import { median } from './median.js';
 import { pick } from './options.js';
 import { emit, type Table, type Target } from './report.js';
 
-const template = eventTemplate(1024);
 type Mode = 'off' | 'api' | 'sdk';
 
 // A reader nobody collects: the SDK aggregates every measurement, as it would between two scrapes.
@@ -30,10 +23,12 @@ class IdleReader extends MetricReader {
 }
 const spans = new InMemorySpanExporter();
 
-interface SetUp {
-  readonly receiver: Receiver;
-  done: number;
-}
+// A block as every in-process section measures it; the exported spans are not kept from block to block.
+const blockCpu = async (setUp: SetUp, size: number, concurrent: number): Promise<number> => {
+  const micros = await cpuOf(setUp, size, concurrent);
+  spans.reset();
+  return micros;
+};
 
 function make(mode: Mode): SetUp {
   let telemetry: Telemetry | undefined;
@@ -44,48 +39,14 @@ function make(mode: Mode): SetUp {
       meterProvider: new MeterProvider({ readers: [new IdleReader()] }),
     });
   }
-  const setUp: SetUp = {
-    receiver: createReceiver({
+  return counted(
+    createReceiver({
       secret: SECRET,
       store: createMemoryStore(),
       queue: createMemoryQueue(),
       ...(telemetry === undefined ? {} : { telemetry }),
     }),
-    done: 0,
-  };
-  setUp.receiver.on(EVENT_TYPE, () => {
-    setUp.done++;
-  });
-  return setUp;
-}
-
-const until = async (test: () => boolean): Promise<void> => {
-  for (let i = 0; !test(); i++) {
-    if (i > 60_000) throw new Error('bench: handlers did not finish within 60 s');
-    await new Promise((resolve) => setTimeout(resolve, 1));
-  }
-};
-
-// One block: `size` fresh deliveries, `concurrent` at a time, then every handler awaited; CPU per delivery.
-async function blockCpu(setUp: SetUp, size: number, concurrent: number): Promise<number> {
-  const inputs = Array.from({ length: size }, () => {
-    const id = randomUUID();
-    const text = template.fill(id);
-    return { method: 'POST', headers: svcHeaders(text, id), body: Buffer.from(text) };
-  });
-  const target = setUp.done + size;
-  const start = process.cpuUsage();
-  for (let i = 0; i < size; i += concurrent) {
-    const answers = await Promise.all(
-      inputs.slice(i, i + concurrent).map((input) => setUp.receiver.handle(input)),
-    );
-    for (const answer of answers)
-      if (answer.status !== 202) throw new Error(`bench: answered ${answer.status}`);
-  }
-  await until(() => setUp.done >= target);
-  const used = process.cpuUsage(start);
-  spans.reset(); // the exported spans are not kept from block to block
-  return (used.user + used.system) / size;
+  );
 }
 
 // The three set-ups take turns, block by block (the order rotating), so all see the same machine; median block each.
