@@ -224,9 +224,15 @@ describe('queue mode', () => {
     ]);
 
     const queue = fastQueue();
-    const stuck: EventQueue = { ...queue, inProcess: false, enqueue: () => never };
-    for (const key of ['start', 'deadLetters', 'replay', 'discard', 'close'] as const)
-      (stuck as Record<string, unknown>)[key] = (queue[key] as (...a: unknown[]) => unknown).bind(queue);
+    // Not in process: every call but a stalled enqueue goes to the memory queue.
+    const stuck: EventQueue = {
+      start: (hooks) => queue.start(hooks),
+      enqueue: () => never,
+      deadLetters: (query) => queue.deadLetters(query),
+      replay: (id) => queue.replay(id),
+      discard: (id) => queue.discard(id),
+      close: (options) => queue.close(options),
+    };
     const full = make({ logger: false, queue: stuck, queueTimeoutMs: 50 }).on('leave.approved', () => {});
     expect(JSON.parse((await full.handle(await delivery())).body)).toEqual({ error: 'queue_unavailable' });
 
