@@ -1,8 +1,9 @@
-// Helpers of the multi-instance tests: start receiver processes, and send deliveries like the service does.
+// Helpers of the multi-instance tests: start receiver processes, send deliveries like the service does, check the answers.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import type { SignedDelivery } from 'workforce-webhooks/testing';
+import { expect } from 'vitest';
+import { createSignedDelivery, type SignedDelivery } from 'workforce-webhooks/testing';
 
 const INSTANCE_SCRIPT = fileURLToPath(new URL('./instance.ts', import.meta.url));
 
@@ -80,6 +81,53 @@ export async function deliverUntilAccepted(
     await sleep(pauseMs);
   }
   throw new Error(`delivery ${delivery.event.id} was never accepted: ${answers.join(',')}`);
+}
+
+/** One copy of an event as `deliverCopies` sent it, and every answer it got. */
+export interface CopyAnswers {
+  readonly id: string;
+  readonly answers: Answers;
+}
+
+/**
+ * Sends each event once per instance, all copies at once, copy `n` starting on the `n`-th instance after the event's
+ * own and moving on at each retry, with at most `limit` deliveries in flight: the duplicates a sender's retries make.
+ * @example
+ * const results = await deliverCopies(ids, instances, { secret, limit: 96 });
+ */
+export function deliverCopies(
+  ids: readonly string[],
+  instances: readonly Instance[],
+  { secret, limit }: { readonly secret: string; readonly limit: number },
+): Promise<CopyAnswers[]> {
+  const tasks = ids.flatMap((id, i) =>
+    instances.map((_, copy) => async () => {
+      const delivery = await createSignedDelivery({ secret, type: 'leave.approved', id });
+      let turn = i + copy;
+      return {
+        id,
+        answers: await deliverUntilAccepted(delivery, () => instances[turn++ % instances.length]!.url),
+      };
+    }),
+  );
+  return pool(tasks, limit);
+}
+
+/**
+ * Expects what `deliverCopies` should get: each event accepted (202) by exactly one copy, every other copy told it is a
+ * duplicate (200), and no copy given a second 2xx.
+ * @example
+ * expectOneAcceptedCopy(await deliverCopies(ids, instances, { secret, limit: 48 }), ids);
+ */
+export function expectOneAcceptedCopy(results: readonly CopyAnswers[], ids: readonly string[]): void {
+  for (const { answers } of results) {
+    expect([200, 202]).toContain(answers.at(-1));
+    expect(
+      answers.filter((status) => typeof status === 'number' && status >= 200 && status < 300),
+    ).toHaveLength(1);
+  }
+  const accepted = results.filter(({ answers }) => answers.at(-1) === 202).map(({ id }) => id);
+  expect(accepted.sort()).toEqual([...ids].sort());
 }
 
 /**

@@ -1,8 +1,7 @@
 // Three receiver processes on one Redis: 1 000 events, each delivered three times at once to different instances.
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSignedDelivery } from 'workforce-webhooks/testing';
 import { connectRedis, redisUrl, uniqueName } from '../setup/redis-helpers.js';
-import { deliverUntilAccepted, type Instance, pool, startInstance } from './cluster.js';
+import { deliverCopies, expectOneAcceptedCopy, type Instance, startInstance } from './cluster.js';
 
 const secret = 'whsec_several_instances';
 const EVENTS = 1000;
@@ -25,27 +24,9 @@ describe.skipIf(!redisUrl)('several instances sharing one Redis', () => {
 
       // Each event three times, concurrently, each copy starting on a different instance.
       const ids = Array.from({ length: EVENTS }, () => crypto.randomUUID());
-      const tasks = ids.flatMap((id, i) =>
-        [0, 1, 2].map((copy) => async () => {
-          const delivery = await createSignedDelivery({ secret, type: 'leave.approved', id });
-          let turn = i + copy;
-          return { id, answers: await deliverUntilAccepted(delivery, () => instances[turn++ % 3]!.url) };
-        }),
-      );
-      const results = await pool(tasks, 96);
-
+      const results = await deliverCopies(ids, instances, { secret, limit: 96 });
       // Exactly one copy of each event was accepted (202); the others were told it is a duplicate (200).
-      const accepted = new Map<string, number>();
-      for (const { id, answers } of results) {
-        const last = answers.at(-1);
-        expect([200, 202]).toContain(last);
-        expect(
-          answers.filter((status) => typeof status === 'number' && status >= 200 && status < 300),
-        ).toHaveLength(1);
-        if (last === 202) accepted.set(id, (accepted.get(id) ?? 0) + 1);
-      }
-      expect(accepted.size).toBe(EVENTS);
-      expect([...accepted.values()].every((count) => count === 1)).toBe(true);
+      expectOneAcceptedCopy(results, ids);
 
       const redis = connectRedis();
       await expect.poll(() => redis.hlen(`${name}:runs:typed`), { timeout: 60_000 }).toBe(EVENTS);

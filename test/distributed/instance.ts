@@ -1,31 +1,25 @@
 // One receiver process of the multi-instance tests: Redis store, memory or BullMQ queue, handlers that count in Redis.
-import { createServer } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { createMemoryQueue, createReceiver } from 'workforce-webhooks';
 import { createBullmqQueue } from 'workforce-webhooks/bullmq';
-import { createNodeHandler } from 'workforce-webhooks/node';
 import { createRedisStore } from 'workforce-webhooks/redis';
+import { requireEnv, serveInstance } from './serve-instance.js';
 
-const env = (key: string): string => {
-  const value = process.env[key];
-  if (value === undefined) throw new Error(`instance: ${key} is required`);
-  return value;
-};
-const url = env('REDIS_URL');
-const name = env('RUN_NAME'); // keys of this run: dedupe claims, the BullMQ queue, the counters
-const instance = env('INSTANCE');
+const url = requireEnv('REDIS_URL');
+const name = requireEnv('RUN_NAME'); // keys of this run: dedupe claims, the BullMQ queue, the counters
+const instance = requireEnv('INSTANCE');
 const handlerMs = Number(process.env.HANDLER_MS ?? '0');
 
 const client = new Redis(url, { maxRetriesPerRequest: 1 });
 const counts = new Redis(url);
 const receiver = createReceiver({
-  secret: env('SECRET'),
+  secret: requireEnv('SECRET'),
   // A short lease, so a claim left by a killed instance lapses within the test.
   leaseMs: 2000,
   store: createRedisStore({ client, prefix: `${name}:dedupe:` }),
   queue:
-    env('QUEUE') === 'bullmq'
+    requireEnv('QUEUE') === 'bullmq'
       ? createBullmqQueue({
           connection: client,
           name,
@@ -52,16 +46,5 @@ receiver.onAny(async (event) => {
   await counts.hincrby(`${name}:runs:any`, event.id, 1);
 });
 
-const server = createServer(createNodeHandler(receiver));
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as { port: number };
-  process.stdout.write(`${JSON.stringify({ port })}\n`);
-});
-
-// Graceful stop: no new deliveries, drain the queue, then leave.
-process.once('SIGTERM', async () => {
-  server.close();
-  await receiver.close({ timeoutMs: 10_000 });
-  await Promise.all([client.quit(), counts.quit()]);
-  process.exit(0);
-});
+// This script's own clients go last, after the drain: the receiver never closes what it did not open.
+serveInstance(receiver, { release: () => Promise.all([client.quit(), counts.quit()]) });

@@ -1,27 +1,21 @@
 // One receiver process of the ordering tests: Redis store, BullMQ queue, ordering on, every run recorded in Redis.
-import { createServer } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { createReceiver } from 'workforce-webhooks';
 import { createBullmqQueue } from 'workforce-webhooks/bullmq';
-import { createNodeHandler } from 'workforce-webhooks/node';
 import { createRedisStore } from 'workforce-webhooks/redis';
+import { requireEnv, serveInstance } from './serve-instance.js';
 
-const env = (key: string): string => {
-  const value = process.env[key];
-  if (value === undefined) throw new Error(`ordering instance: ${key} is required`);
-  return value;
-};
-const url = env('REDIS_URL');
-const name = env('RUN_NAME');
-const instance = env('INSTANCE');
+const url = requireEnv('REDIS_URL');
+const name = requireEnv('RUN_NAME');
+const instance = requireEnv('INSTANCE');
 // A fixed handler time (the kill test), or a random 0-50 ms.
 const handlerMs = process.env.HANDLER_MS;
 
 const client = new Redis(url, { maxRetriesPerRequest: 1 });
 const records = new Redis(url);
 const receiver = createReceiver({
-  secret: env('SECRET'),
+  secret: requireEnv('SECRET'),
   // Short leases, so that a key left by a killed instance lapses within the test.
   leaseMs: 1000,
   store: createRedisStore({ client, prefix: `${name}:dedupe:` }),
@@ -50,15 +44,5 @@ receiver.on('leave.*', async (event, ctx) => {
     .exec();
 });
 
-const server = createServer(createNodeHandler(receiver));
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as { port: number };
-  process.stdout.write(`${JSON.stringify({ port })}\n`);
-});
-
-process.once('SIGTERM', async () => {
-  server.close();
-  await receiver.close({ timeoutMs: 10_000 });
-  await Promise.all([client.quit(), records.quit()]);
-  process.exit(0);
-});
+// This script's own clients go last, after the drain: the receiver never closes what it did not open.
+serveInstance(receiver, { release: () => Promise.all([client.quit(), records.quit()]) });

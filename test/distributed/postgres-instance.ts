@@ -1,21 +1,15 @@
 // One receiver process of the Postgres tests: Postgres store, BullMQ on Postgres, a transactional handler writing app rows.
-import { createServer } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createPostgresBackend } from 'bullmq';
 import pg from 'pg';
 import { createReceiver } from 'workforce-webhooks';
 import { createBullmqQueue } from 'workforce-webhooks/bullmq';
-import { createNodeHandler } from 'workforce-webhooks/node';
 import { createPostgresStore } from 'workforce-webhooks/postgres';
+import { requireEnv, serveInstance } from './serve-instance.js';
 
-const env = (key: string): string => {
-  const value = process.env[key];
-  if (value === undefined) throw new Error(`postgres instance: ${key} is required`);
-  return value;
-};
-const url = env('POSTGRES_URL');
-const run = env('RUN_NAME'); // this run's tables (<run>_events, <run>_app, <run>_runs, <run>_starts) and queue
-const instance = env('INSTANCE');
+const url = requireEnv('POSTGRES_URL');
+const run = requireEnv('RUN_NAME'); // this run's tables (<run>_events, <run>_app, <run>_runs, <run>_starts) and queue
+const instance = requireEnv('INSTANCE');
 const handlerMs = Number(process.env.HANDLER_MS ?? '0');
 // After its insert, the handler says so on stdout and waits this long before returning (and the commit).
 const pauseAfterInsertMs = Number(process.env.PAUSE_AFTER_INSERT_MS ?? '0');
@@ -23,7 +17,7 @@ const pauseAfterInsertMs = Number(process.env.PAUSE_AFTER_INSERT_MS ?? '0');
 const pool = new pg.Pool({ connectionString: url, max: 20 });
 pool.on('error', () => {});
 const receiver = createReceiver({
-  secret: env('SECRET'),
+  secret: requireEnv('SECRET'),
   // A short lease, so a claim left by a killed instance lapses within the test.
   leaseMs: 2000,
   store: createPostgresStore({ pool, table: `${run}_events` }),
@@ -56,16 +50,5 @@ receiver.onAny(async (event) => {
   await pool.query(`INSERT INTO ${run}_runs VALUES ($1, $2)`, [event.id, instance]);
 });
 
-const server = createServer(createNodeHandler(receiver));
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as { port: number };
-  process.stdout.write(`${JSON.stringify({ port })}\n`);
-});
-
-// Graceful stop: no new deliveries, drain the queue, then leave.
-process.once('SIGTERM', async () => {
-  server.close();
-  await receiver.close({ timeoutMs: 10_000 });
-  await pool.end();
-  process.exit(0);
-});
+// This script's own clients go last, after the drain: the receiver never closes what it did not open.
+serveInstance(receiver, { release: () => pool.end() });

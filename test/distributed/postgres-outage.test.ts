@@ -1,27 +1,22 @@
 // PostgreSQL stopped while deliveries arrive: 503 with Retry-After, never a 2xx without a claim; serving again after,
 // with the handlers' transactions in flight at the crash rolled back and run again, each event's app row once.
-import { createServer, type Server } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createPostgresBackend } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createReceiver, type Receiver } from 'workforce-webhooks';
+import { createReceiver } from 'workforce-webhooks';
 import { createBullmqQueue } from 'workforce-webhooks/bullmq';
-import { createNodeHandler } from 'workforce-webhooks/node';
 import { createPostgresStore } from 'workforce-webhooks/postgres';
-import { createSignedDelivery, type SignedDelivery } from 'workforce-webhooks/testing';
 import { connectPostgres, postgresUrl } from '../setup/postgres-helpers.js';
 import { type PostgresServer, startPostgresServer } from '../setup/postgres-server.js';
 import { recordingLogger } from '../support/logger.js';
-import { deliverUntilAccepted } from './cluster.js';
+import { deliverAcrossCrash, type Served, serveReceiver, signedDeliveries } from './outage.js';
 
 const secret = 'whsec_postgres_outage_test';
 
 describe.skipIf(!postgresUrl)('PostgreSQL stopped while deliveries arrive', () => {
   // A server of this test's own, since it is stopped and started again.
   let postgres: PostgresServer;
-  let receiver: Receiver;
-  let server: Server;
-  let url: string;
+  let served: Served;
   const processed: string[] = [];
 
   beforeAll(async () => {
@@ -29,7 +24,7 @@ describe.skipIf(!postgresUrl)('PostgreSQL stopped while deliveries arrive', () =
     const pool = connectPostgres(postgres.url);
     const store = createPostgresStore({ pool, cleanupIntervalMs: 0 });
     await store.migrate();
-    receiver = createReceiver({
+    const receiver = createReceiver({
       secret,
       store,
       logger: recordingLogger(),
@@ -53,51 +48,22 @@ describe.skipIf(!postgresUrl)('PostgreSQL stopped while deliveries arrive', () =
       await db.query('INSERT INTO outage_rows (event_id) VALUES ($1)', [event.id]);
       await sleep(30);
     });
-    server = createServer(createNodeHandler(receiver));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    url = `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
+    served = await serveReceiver(receiver);
   }, 60_000);
   afterAll(async () => {
-    server?.close();
-    await receiver?.close({ timeoutMs: 2000 });
+    await served?.close();
     await postgres?.dispose();
   });
-
-  const signed = (count: number) =>
-    Promise.all(
-      Array.from({ length: count }, () => createSignedDelivery({ secret, type: 'leave.approved' })),
-    );
-  const post = async (delivery: SignedDelivery<string>) => {
-    const response = await fetch(url, { method: 'POST', headers: delivery.headers, body: delivery.body });
-    return {
-      status: response.status,
-      retryAfter: response.headers.get('retry-after'),
-      body: await response.text(),
-    };
-  };
 
   it('answers 503 with Retry-After while Postgres is down, and accepts again once it is back', {
     timeout: 120_000,
   }, async () => {
-    const before = await signed(10);
-    expect((await Promise.all(before.map(post))).map((a) => a.status)).toEqual(Array(10).fill(202));
+    const before = await signedDeliveries(secret, 10);
+    expect((await Promise.all(before.map(served.post))).map((a) => a.status)).toEqual(Array(10).fill(202));
     await expect.poll(() => processed.length, { timeout: 30_000 }).toBe(10);
 
-    await postgres.stop({ crash: true });
-    const during = await signed(20);
-    const refused = await Promise.all(during.map(post));
-    for (const answer of refused) {
-      expect(answer.status).toBe(503);
-      expect(answer.retryAfter).toMatch(/^\d+$/);
-      expect(JSON.parse(answer.body)).toEqual({ error: 'store_unavailable' });
-    }
-
-    // Back, with its data, and the same receiver, never restarted, accepts the sender's retries.
-    await postgres.start();
-    const retried = await Promise.all(
-      during.map((delivery) => deliverUntilAccepted(delivery, () => url, { pauseMs: 100 })),
-    );
-    expect(retried.map((answers) => answers.at(-1))).toEqual(Array(20).fill(202));
+    // Back with its data, and the same receiver, never restarted, accepts the sender's retries.
+    const { during, retried } = await deliverAcrossCrash(served, postgres, { secret, pauseMs: 100 });
     // Never a 2xx before Postgres was back: every answer but the last was a refusal.
     for (const answers of retried)
       for (const status of answers.slice(0, -1)) expect([503, 'refused']).toContain(status);
@@ -122,16 +88,14 @@ describe.skipIf(!postgresUrl)('PostgreSQL stopped while deliveries arrive', () =
   it('under a steady stream, with handlers in flight at the crash: no 2xx while it is down, each event once', {
     timeout: 120_000,
   }, async () => {
-    const deliveries = await Promise.all(
-      Array.from({ length: 150 }, () => createSignedDelivery({ secret, type: 'leave.rejected' })),
-    );
+    const deliveries = await signedDeliveries(secret, 150, 'leave.rejected');
     const accepted: { readonly sentAt: number; readonly answeredAt: number }[] = [];
     // Each delivery is sent 15 ms after the one before and retried until accepted, as the sender would.
     const sending = deliveries.map(async (delivery, i) => {
       await sleep(i * 15);
       for (;;) {
         const sentAt = Date.now();
-        const status = await post(delivery).then(
+        const status = await served.post(delivery).then(
           (answer) => answer.status,
           () => 0,
         );
