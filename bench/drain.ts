@@ -7,7 +7,7 @@ import type { QueuedEvent, QueueHooks, WorkforceEvent } from 'workforce-webhooks
 import { createBullmqQueue } from 'workforce-webhooks/bullmq';
 import { eventTemplate } from './fixtures.js';
 import { pick } from './options.js';
-import { startRedis } from './redis-server.js';
+import { runSection, startRedis } from './redis-server.js';
 import { commandCounts, perEvent, redisCpuMicros } from './redis-stats.js';
 import { emit, ops, ratio, type Table } from './report.js';
 import { type ServerProcess, startServer } from './server-process.js';
@@ -106,7 +106,7 @@ async function drain({ kind, instances }: Config, index: number): Promise<Run> {
   }
 }
 
-try {
+await runSection(redis, admin, async () => {
   const runs: Run[] = [];
   for (const [i, config] of CONFIGS.entries()) runs.push(await drain(config, i));
   // Each row against the bare worker with as many instances.
@@ -166,12 +166,4 @@ try {
       },
     ],
   });
-} catch (error) {
-  // Printed here: the exit below would otherwise swallow it.
-  console.error(error);
-  process.exitCode = 1;
-} finally {
-  admin.disconnect();
-  await redis.stop();
-  process.exit(process.exitCode ?? 0);
-}
+});

@@ -11,7 +11,7 @@ import { EVENT_TYPE, eventTemplate, SECRET, svcHeaders } from './fixtures.js';
 import { type LoadResult, load } from './load.js';
 import { median, quantile } from './median.js';
 import { pick } from './options.js';
-import { startRedis } from './redis-server.js';
+import { runSection, startRedis } from './redis-server.js';
 import { commandCounts, type PerEvent, perEvent } from './redis-stats.js';
 import { emit, ms, ops, ratio, type Table } from './report.js';
 import { countRoundTrips } from './round-trips.js';
@@ -143,7 +143,7 @@ async function measureRound(): Promise<Record<Variant, Run>> {
   }
 }
 
-try {
+await runSection(redis, admin, async () => {
   const runs: Record<Variant, Run[]> = { baseline: [], package: [] };
   for (let round = 0; round < ROUNDS; round++) {
     console.error(`durable: round ${round + 1}/${ROUNDS}`);
@@ -233,13 +233,4 @@ try {
       },
     ],
   });
-} catch (error) {
-  // Printed here: the exit below would otherwise swallow it.
-  console.error(error);
-  process.exitCode = 1;
-} finally {
-  admin.disconnect();
-  await redis.stop();
-  // A worker's connection still retrying the stopped server would keep the process alive.
-  process.exit(process.exitCode ?? 0);
-}
+});

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { eventTemplate, svcHeaders } from './fixtures.js';
-import { startRedis } from './redis-server.js';
+import { runSection, startRedis } from './redis-server.js';
 import { emit, type Table } from './report.js';
 import { type ServerProcess, startServer } from './server-process.js';
 import { PATH } from './servers/common.js';
@@ -29,61 +29,59 @@ const until = async (test: () => Promise<boolean>, what: string): Promise<void> 
   }
 };
 
-try {
-  const busy = await startServer('durable', 'package', {
-    env: { ...env, BENCH_HANDLER_MS: String(BUSY_HANDLER_MS) },
-  });
-  servers.push(busy);
-  for (let i = 0; i < HELD; i++) {
-    const id = randomUUID();
-    const text = template.fill(id);
-    const response = await fetch(`http://127.0.0.1:${busy.port}${PATH}`, {
-      method: 'POST',
-      headers: svcHeaders(text, id),
-      body: text,
+await runSection(
+  redis,
+  admin,
+  async () => {
+    const busy = await startServer('durable', 'package', {
+      env: { ...env, BENCH_HANDLER_MS: String(BUSY_HANDLER_MS) },
     });
-    if (response.status !== 202) throw new Error(`bench: expected 202, got ${response.status}`);
-  }
-  const active = `bull:${name}:active`;
-  await until(async () => (await admin.llen(active)) >= HELD, 'the busy instance holding its jobs');
-  const held = await admin.lrange(active, 0, -1);
-  servers.push(await startServer('durable', 'package', { env }));
-  console.error(`recovery: kill -9 of an instance holding ${held.length} jobs`);
-  busy.child.kill('SIGKILL');
-  const killed = performance.now();
-  await until(async () => {
-    const scores = await Promise.all(held.map((id) => admin.zscore(`bull:${name}:completed`, id)));
-    return scores.every((score) => score !== null);
-  }, 'the held jobs finished elsewhere');
-  const seconds = (performance.now() - killed) / 1000;
-  const table: Table = {
-    title: `Durable path, recovery: kill -9 of an instance holding ${held.length} jobs, defaults`,
-    columns: ['held jobs', 'kill -9 to the last of them finished on the other instance'],
-    rows: [[String(held.length), `${seconds.toFixed(1)} s`]],
-    note:
-      'Two instances of the package with the Redis store and the BullMQ queue at their defaults; the first takes ' +
-      'the deliveries and is killed while its handlers run, the second starts once the first holds every job and ' +
-      'runs handlers that return at once: the time is the takeover (lock lapse, stalled-job check, the run).',
-  };
-  emit({
-    tables: [table],
-    targets: [
-      {
-        name: 'recovery after kill -9, seconds (defaults)',
-        value: seconds,
-        goal: 30,
-        atMost: true,
-        unit: 'count',
-      },
-    ],
-  });
-} catch (error) {
-  // Printed here: the exit below would otherwise swallow it.
-  console.error(error);
-  process.exitCode = 1;
-} finally {
-  await Promise.all(servers.map((s) => s.stop()));
-  admin.disconnect();
-  await redis.stop();
-  process.exit(process.exitCode ?? 0);
-}
+    servers.push(busy);
+    for (let i = 0; i < HELD; i++) {
+      const id = randomUUID();
+      const text = template.fill(id);
+      const response = await fetch(`http://127.0.0.1:${busy.port}${PATH}`, {
+        method: 'POST',
+        headers: svcHeaders(text, id),
+        body: text,
+      });
+      if (response.status !== 202) throw new Error(`bench: expected 202, got ${response.status}`);
+    }
+    const active = `bull:${name}:active`;
+    await until(async () => (await admin.llen(active)) >= HELD, 'the busy instance holding its jobs');
+    const held = await admin.lrange(active, 0, -1);
+    servers.push(await startServer('durable', 'package', { env }));
+    console.error(`recovery: kill -9 of an instance holding ${held.length} jobs`);
+    busy.child.kill('SIGKILL');
+    const killed = performance.now();
+    await until(async () => {
+      const scores = await Promise.all(held.map((id) => admin.zscore(`bull:${name}:completed`, id)));
+      return scores.every((score) => score !== null);
+    }, 'the held jobs finished elsewhere');
+    const seconds = (performance.now() - killed) / 1000;
+    const table: Table = {
+      title: `Durable path, recovery: kill -9 of an instance holding ${held.length} jobs, defaults`,
+      columns: ['held jobs', 'kill -9 to the last of them finished on the other instance'],
+      rows: [[String(held.length), `${seconds.toFixed(1)} s`]],
+      note:
+        'Two instances of the package with the Redis store and the BullMQ queue at their defaults; the first takes ' +
+        'the deliveries and is killed while its handlers run, the second starts once the first holds every job and ' +
+        'runs handlers that return at once: the time is the takeover (lock lapse, stalled-job check, the run).',
+    };
+    emit({
+      tables: [table],
+      targets: [
+        {
+          name: 'recovery after kill -9, seconds (defaults)',
+          value: seconds,
+          goal: 30,
+          atMost: true,
+          unit: 'count',
+        },
+      ],
+    });
+  },
+  async () => {
+    await Promise.all(servers.map((s) => s.stop()));
+  },
+);

@@ -64,3 +64,29 @@ export async function startRedis(): Promise<RedisProcess> {
       }),
   };
 }
+
+/**
+ * Runs a section against its redis-server, then always runs `cleanup`, disconnects `admin`, stops the server and
+ * exits the process: a worker's connection still retrying the stopped server would keep it alive. An error is
+ * printed first, since the exit would swallow it, and makes the exit code 1.
+ * @example
+ * await runSection(redis, admin, async () => { emit(await measure()); });
+ */
+export async function runSection(
+  redis: RedisProcess,
+  admin: Redis,
+  body: () => Promise<void>,
+  cleanup: () => Promise<unknown> = async () => {},
+): Promise<void> {
+  try {
+    await body();
+  } catch (error) {
+    console.error(error);
+    process.exitCode = 1;
+  } finally {
+    await cleanup();
+    admin.disconnect();
+    await redis.stop();
+    process.exit(process.exitCode ?? 0);
+  }
+}

@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { spread } from './blocks.js';
 import { median, quantile } from './median.js';
 import { pick } from './options.js';
-import { startRedis } from './redis-server.js';
+import { runSection, startRedis } from './redis-server.js';
 import { redisCpuMicros } from './redis-stats.js';
 import { emit, ms, ops, ratio, type Table } from './report.js';
 import { type ServerProcess, startServer } from './server-process.js';
@@ -54,7 +54,7 @@ async function measure(instances: number, round: number): Promise<Run> {
   }
 }
 
-try {
+await runSection(redis, admin, async () => {
   const runs = new Map<number, Run[]>(COUNTS.map((n) => [n, []]));
   for (let round = 0; round < ROUNDS; round++) {
     // The order rotates, so no count always runs first on a machine that warms up or gets busier.
@@ -141,12 +141,4 @@ try {
       },
     ],
   });
-} catch (error) {
-  // Printed here: the exit below would otherwise swallow it.
-  console.error(error);
-  process.exitCode = 1;
-} finally {
-  admin.disconnect();
-  await redis.stop();
-  process.exit(process.exitCode ?? 0);
-}
+});
