@@ -113,4 +113,44 @@ describe.skipIf(!redisUrl)('examples/scaling', () => {
     for (const child of children) child.kill('SIGTERM');
     expect(await Promise.all(instances.map(({ exited }) => exited))).toEqual([0, 0]);
   });
+
+  it("serves on /metrics the README's scrape: five events, one sent twice, one forged, one type with no handler", async () => {
+    const instance = await startExample();
+    const post = async (delivery: { headers: Record<string, string>; body: string }) =>
+      (await fetch(instance.url, { method: 'POST', headers: delivery.headers, body: delivery.body })).status;
+    const events = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        createSignedDelivery({
+          secret,
+          type: 'leave.approved',
+          data: { leaveRequestId: crypto.randomUUID() } as never,
+        }),
+      ),
+    );
+    for (const event of events) expect(await post(event)).toBe(202);
+    const ran = (id: string) => instance.lines.some((line) => line.processed === id);
+    await expect.poll(() => events.every((event) => ran(event.event.id)), { timeout: 30_000 }).toBe(true);
+    expect(await post(events[0]!)).toBe(200);
+    expect(
+      await post(await createSignedDelivery({ secret: 'whsec_another_endpoint', type: 'leave.approved' })),
+    ).toBe(400);
+    expect(await post(await createSignedDelivery({ secret, type: 'employee.created' }))).toBe(200);
+
+    const scrape = (await (await fetch(new URL('/metrics', instance.url))).text()).split('\n');
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const block = readme.slice(readme.indexOf('A scrape of the scaling example'));
+    const shown = block.slice(
+      block.indexOf('```text') + 8,
+      block.indexOf('```', block.indexOf('```text') + 8),
+    );
+    const lines = shown.trim().split('\n');
+    // This process's answers, exactly as the README shows them.
+    const answers = lines.filter((line) => line.startsWith('workforce_webhooks_deliveries_total'));
+    expect(answers).toHaveLength(4);
+    for (const line of answers) expect(scrape).toContain(line);
+    // The handler and attempt series exist as shown; their counts may include jobs an earlier test left in the
+    // example's queue, and the duration's sum is the machine's.
+    for (const line of lines.filter((one) => !one.startsWith('workforce_webhooks_deliveries_total')))
+      expect(scrape.some((one) => one.startsWith(line.slice(0, line.lastIndexOf(' '))))).toBe(true);
+  });
 });
