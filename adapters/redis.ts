@@ -1,9 +1,9 @@
 // The Redis dedupe store: one shared claim per event id across every receiver instance, on the user's ioredis client.
-import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { ConfigurationError } from '../src/errors.js';
-import { DEFAULT_DONE_TTL_MS, type DedupeStore } from '../src/store.js';
+import { type ClaimResult, DEFAULT_DONE_TTL_MS, type DedupeStore } from '../src/store.js';
 import { createRedisOrdering } from './redis-ordering.js';
+import { runScript, type Script, script } from './redis-script.js';
 
 /** Options of `createRedisStore`. */
 export interface RedisStoreOptions {
@@ -47,11 +47,6 @@ const waitsForever = (settings: ClientSettings = {}): boolean => {
   return maxRetriesPerRequest === null && settings.enableOfflineQueue !== false && !commandTimeout;
 };
 
-type Script = { readonly source: string; readonly sha: string };
-const script = (source: string): Script => ({
-  source,
-  sha: createHash('sha1').update(source).digest('hex'),
-});
 const scripts = { complete: script(COMPLETE), release: script(RELEASE), renew: script(RENEW) };
 
 /**
@@ -82,23 +77,15 @@ export function createRedisStore({
       throw new ConfigurationError(`Redis store ${name} must be a positive number`);
   }
 
-  // EVALSHA first; a server that lost its script cache (restart, failover) gets the source once.
-  const run = async (
-    { source, sha }: Script,
-    key: string,
-    ...args: (string | number)[]
-  ): Promise<boolean> => {
-    try {
-      return (await client.call('EVALSHA', sha, 1, key, ...args)) === 1;
-    } catch (error) {
-      if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
-      return (await client.call('EVAL', source, 1, key, ...args)) === 1;
-    }
-  };
+  const run = async (which: Script, key: string, ...args: (string | number)[]): Promise<boolean> =>
+    (await runScript(client, which, [key], args)) === 1;
   const ms = (value: number, fallback: number): number =>
     Math.max(1, Math.ceil(Number.isFinite(value) && value > 0 ? value : fallback));
 
   const { ordering, watermarkKey } = createRedisOrdering({ client, prefix });
+  // What a claim that found the id held answers: done, or another delivery's.
+  const taken = (previous: unknown): ClaimResult =>
+    String(previous) === DONE ? { status: 'done' } : { status: 'in_progress' };
 
   return {
     async claim(id, lease, orderingKey) {
@@ -107,15 +94,14 @@ export function createRedisStore({
       const claimed = client.call('SET', prefix + id, token, 'NX', 'PX', ms(lease, leaseMs), 'GET');
       // Ordering on: the key's watermark is read in the same round trip (both written in one turn), and on a
       // Cluster too (the two keys need not share a slot).
-      const watermark = orderingKey === undefined ? undefined : client.call('GET', watermarkKey(orderingKey));
-      const previous = await claimed;
-      if (previous === null) {
-        if (watermark === undefined) return { status: 'claimed', token };
-        const mark = await watermark;
-        return { status: 'claimed', token, watermark: mark === null ? undefined : String(mark) };
+      if (orderingKey === undefined) {
+        const previous = await claimed;
+        return previous === null ? { status: 'claimed', token } : taken(previous);
       }
-      void watermark?.catch(() => {});
-      return String(previous) === DONE ? { status: 'done' } : { status: 'in_progress' };
+      // Awaited together: a Redis that fails both leaves no rejection unhandled (which would stop the process).
+      const [previous, mark] = await Promise.all([claimed, client.call('GET', watermarkKey(orderingKey))]);
+      if (previous !== null) return taken(previous);
+      return { status: 'claimed', token, watermark: mark === null ? undefined : String(mark) };
     },
     renew: (id, token, lease) => run(scripts.renew, prefix + id, token, ms(lease, leaseMs)),
     complete: (id, token, ttl) => run(scripts.complete, prefix + id, token, ms(ttl, doneTtlMs)),
