@@ -56,6 +56,8 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
     // The sender already has its 202: an event no queue would take is announced, never dropped silently.
     if (handedOver.status === 202) onRetry?.(job, 1);
     else {
+      // Held through every try (a refused hand-over keeps it), given up once here.
+      await claims.release(job.event.id, token);
       await deadLetter({
         event: job.event,
         deliveryId: job.deliveryId,

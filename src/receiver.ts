@@ -223,6 +223,11 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     );
   };
 
+  // A refused event's claim goes, so the sender's retry can take it; but not an inline run's hand-over (attempts
+  // made, already answered 2xx): the inline runner still owns that claim, asks again, and gives it up itself.
+  const giveUpClaim = (job: QueuedEvent, token: string): Promise<void> | undefined =>
+    job.attemptsMade !== undefined && job.attemptsMade > 0 ? undefined : claims.release(job.event.id, token);
+
   // The claim is released in the background: a store that stopped answering too must not hold the 503.
   const refusedByQueue = (
     job: QueuedEvent,
@@ -231,7 +236,7 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     release: boolean,
   ): WebhookResponse => {
     const id = job.event.id;
-    const released = release ? claims.release(id, token) : undefined;
+    const released = release ? giveUpClaim(job, token) : undefined;
     logger.error({ eventId: id, err: error }, 'workforce-webhooks: the queue refused the event');
     return withBackground(
       closing ? answers.unavailable.shutting_down : answers.unavailable.queue_unavailable,
@@ -247,7 +252,10 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
         {},
         'workforce-webhooks: the queue is full; deliveries are answered 503 until it drains',
       );
-      return claims.release(id, token).then(() => answers.unavailable.queue_full);
+      const released = giveUpClaim(job, token);
+      return released === undefined
+        ? answers.unavailable.queue_full
+        : released.then(() => answers.unavailable.queue_full);
     }
     // The queue owns the event now. Marking the id done is not awaited (a failure there is only logged): one
     // store round trip before the 202 instead of two; the mark is part of the background work.
@@ -354,15 +362,14 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     const orderingKey = ordering === undefined ? undefined : ordering.keyOf(event);
     let claim: Promise<ClaimResult>;
     try {
-      const claimNow = (): Promise<ClaimResult> =>
-        orderingKey === undefined
-          ? store.claim(event.id, leaseMs)
-          : store.claim(event.id, leaseMs, orderingKey);
       // An in-process store cannot stall: no deadline, and none of its timer and promises.
       claim = store.inProcess
-        ? claimNow()
-        : withDeadline(claimNow, storeTimeoutMs, 'store_unavailable', (pending) =>
-            releaseLateClaim(event.id, pending),
+        ? store.claim(event.id, leaseMs, orderingKey)
+        : withDeadline(
+            () => store.claim(event.id, leaseMs, orderingKey),
+            storeTimeoutMs,
+            'store_unavailable',
+            (pending) => releaseLateClaim(event.id, pending),
           );
     } catch (error) {
       return storeDown(event, error);

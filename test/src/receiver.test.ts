@@ -289,6 +289,43 @@ describe('queue mode', () => {
 });
 
 describe('inline mode', () => {
+  it('keeps the claim of an inline event while its hand-over is refused and asked again', async () => {
+    const inner = createMemoryQueue({ backoff: () => 1, attempts: 3 });
+    let refuse = true;
+    const queue: EventQueue = {
+      start: (hooks) => inner.start(hooks),
+      // The first hand-over meets a queue that cannot take it; the next try (a second later) gets through.
+      enqueue: async (job) => {
+        if (job.attemptsMade !== undefined && refuse) {
+          refuse = false;
+          throw new Error('queue unreachable');
+        }
+        return inner.enqueue(job);
+      },
+      deadLetters: (query) => inner.deadLetters(query),
+      replay: (id) => inner.replay(id),
+      discard: (id) => inner.discard(id),
+      close: (options) => inner.close(options),
+    };
+    const logger = recordingLogger();
+    const receiver = make({ mode: 'inline', queue, ackDeadlineMs: 50, logger });
+    const runs: number[] = [];
+    receiver.on('leave.approved', async (_event, ctx) => {
+      runs.push(ctx.attempt);
+      if (ctx.attempt > 1) return;
+      await new Promise((resolve) => setTimeout(resolve, 100)); // past the 50 ms deadline: answered 202 first
+      throw new Error('down');
+    });
+    const input = await delivery();
+    expect((await receiver.handle(input)).status).toBe(202);
+    await expect.poll(() => refuse).toBe(false);
+    // Refused once, to be asked again: the claim is still this run's, so a copy is in progress, not run anew.
+    expect((await receiver.handle(input)).status).toBe(409);
+    await expect.poll(() => runs, { timeout: 5000 }).toEqual([1, 2]);
+    await receiver.close();
+    expect(logger.lines.filter((line) => /claim was gone/.test(line.msg ?? ''))).toEqual([]);
+  });
+
   it('keeps an event answered 202 whose later failure meets a full queue: all its attempts, then deadLetters(), replayable', async () => {
     const queue = createMemoryQueue({ maxQueued: 1, attempts: 3, backoff: () => 1 });
     const receiver = make({ mode: 'inline', queue, ackDeadlineMs: 50 });
