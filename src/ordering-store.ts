@@ -57,18 +57,23 @@ export interface MemoryOrdering {
  * const { ordering, watermarkNow } = createMemoryOrdering({ max: 100_000, now: Date.now });
  */
 export function createMemoryOrdering({ max, now }: { max: number; now: () => number }): MemoryOrdering {
-  const keys = new LRUCache<string, KeyState>({ max });
+  // Made at the first ordered event: lru-cache sets aside all `max` slots up front, and most receivers order nothing.
+  let table: LRUCache<string, KeyState> | undefined;
+  const keys = (): LRUCache<string, KeyState> => {
+    table ??= new LRUCache({ max });
+    return table;
+  };
   const watermarkNow = (key: string): string | undefined => {
-    const state = keys.peek(key);
+    const state = table?.peek(key);
     return state !== undefined && state.markUntil >= now() ? state.mark : undefined;
   };
   const ordering: OrderingStore = {
     async enter(key, owner, leaseMs) {
       const at = now();
-      let state = keys.get(key);
+      let state = keys().get(key);
       if (state === undefined) {
         state = { owner: undefined, until: 0, since: at, mark: undefined, markUntil: 0 };
-        keys.set(key, state);
+        keys().set(key, state);
       }
       if (state.owner !== undefined && state.owner !== owner && state.until >= at)
         return { status: 'busy', retryInMs: state.until - at + 1 };
@@ -79,17 +84,17 @@ export function createMemoryOrdering({ max, now }: { max: number; now: () => num
       return { status: 'entered', watermark: state.markUntil >= at ? state.mark : undefined };
     },
     async hold(key, owner, maxWaitMs) {
-      const state = keys.peek(key);
+      const state = keys().peek(key);
       if (state === undefined || state.owner !== owner) return false;
       state.until = state.since + maxWaitMs;
       return true;
     },
     async leave(key, owner, mark, ttlMs) {
       const at = now();
-      const state = keys.peek(key);
+      const state = keys().peek(key);
       if (state === undefined) {
         if (mark !== undefined)
-          keys.set(key, { owner: undefined, until: 0, since: at, mark, markUntil: at + ttlMs });
+          keys().set(key, { owner: undefined, until: 0, since: at, mark, markUntil: at + ttlMs });
         return false;
       }
       if (mark !== undefined && (state.markUntil < at || state.mark === undefined || mark > state.mark)) {
