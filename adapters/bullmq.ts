@@ -2,6 +2,7 @@
 import {
   type BackendFactory,
   DelayedError,
+  ErrorCode,
   type IQueueBackend,
   type Job,
   Queue,
@@ -74,9 +75,6 @@ export interface BullmqQueueOptions {
 const JOB_NAME = 'event';
 // The states of a job still to be processed: the queue's depth.
 const HELD_STATES = ['waiting', 'delayed', 'active', 'prioritized', 'waiting-children'] as const;
-// BullMQ's codes (its `ErrorCode`) for a job that is gone, or no longer in the state a call expected.
-const JOB_NOT_EXIST = -1;
-const JOB_NOT_IN_STATE = -3;
 const BACKOFF_TYPE = 'workforce-webhooks';
 const SHUTDOWN = 'the receiver closed during this attempt';
 /** A job's data: the queued event, and the class of its last failure (for the dead-letter list). */
@@ -464,8 +462,9 @@ export function createBullmqQueue({
         // Atomic in Redis: of concurrent replays, only the first finds the job failed and moves it back.
         await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
       } catch (error) {
-        if ([JOB_NOT_EXIST, JOB_NOT_IN_STATE].includes((error as { code?: unknown })?.code as number))
-          return false;
+        // The job is gone, or no longer failed: another replay (or a discard) took it first.
+        const code = (error as { code?: unknown })?.code;
+        if (code === ErrorCode.JobNotExist || code === ErrorCode.JobNotInState) return false;
         throw error;
       }
       return true;

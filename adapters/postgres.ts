@@ -1,5 +1,6 @@
 // The Postgres dedupe store: one shared claim per event id across every receiver instance, in one table of the user's database.
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
+import { withDeadline } from '../src/deadline.js';
 import { ConfigurationError, WebhookError } from '../src/errors.js';
 import { DEFAULT_DONE_TTL_MS, type DedupeStore } from '../src/store.js';
 import type { EventTransaction } from '../src/transaction.js';
@@ -143,35 +144,18 @@ export function createPostgresStore({
 
   // The caller's deadline, not the pool's good will: a full pool or a silent server fails the call in time, and
   // query_timeout has pg drop the connection of a statement that outlived it.
-  const inTime = <T>(answer: Promise<T>): Promise<T> => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const expired = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new WebhookError('store_unavailable', `the Postgres store did not answer within ${timeoutMs} ms`),
-          ),
-        timeoutMs,
-      );
-    });
-    return Promise.race([answer, expired]).finally(() => clearTimeout(timer));
-  };
+  const inTime = <T>(answer: Promise<T>, expired?: (pending: Promise<T>) => void): Promise<T> =>
+    withDeadline(() => answer, timeoutMs, 'store_unavailable', expired);
   const query = <R extends QueryResultRow>(text: string, values: unknown[]): Promise<R[]> =>
     inTime(pool.query<R>({ text, values, query_timeout: timeoutMs } as never)).then((result) => result.rows);
 
   const begin = async (id: string): Promise<EventTransaction | 'committed'> => {
-    let timedOut = false;
-    const connecting = pool.connect();
     // A connection that comes after the deadline goes back to the pool.
-    connecting.then(
-      (late) => {
-        if (timedOut) late.release();
-      },
-      () => {},
-    );
-    const client = await inTime(connecting).catch((error: unknown) => {
-      timedOut = true;
-      throw error;
+    const client = await inTime(pool.connect(), (late) => {
+      void late.then(
+        (connection) => connection.release(),
+        () => {},
+      );
     });
     // A checked-out client's lost connection is emitted on the client, not the pool: with no listener it would
     // crash the process. Its next query rejects with the same error, which fails the attempt.

@@ -1,7 +1,7 @@
 // The Redis side of ordering (spec rule 4): a per-key lease and watermark, each step one atomic Lua script.
-import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import type { KeyEntry, OrderingStore } from '../src/ordering-store.js';
+import { runScript, type Script, script } from './redis-script.js';
 
 // Redis's clock, so every instance agrees on leases; and a byte-wise comparison of marks (Lua's `<` follows the
 // server's locale).
@@ -37,8 +37,6 @@ end
 if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
 return 0`;
 
-type Script = { readonly source: string; readonly sha: string };
-const script = (source: string): Script => ({ source, sha: createHash('sha1').update(source).digest('hex') });
 const scripts = { enter: script(ENTER), hold: script(HOLD), leave: script(LEAVE) };
 
 /** The Redis ordering store and the key its claims read the watermark from. */
@@ -63,20 +61,8 @@ export function createRedisOrdering({
 }): RedisOrdering {
   const leaseKey = (key: string): string => `${prefix}lease:{${key}}`;
   const watermarkKey = (key: string): string => `${prefix}mark:{${key}}`;
-  // EVALSHA first; a server that lost its script cache (restart, failover) gets the source once.
-  const run = async (
-    { source, sha }: Script,
-    key: string,
-    ...args: (string | number)[]
-  ): Promise<unknown> => {
-    const keys = [leaseKey(key), watermarkKey(key)];
-    try {
-      return await client.call('EVALSHA', sha, 2, ...keys, ...args);
-    } catch (error) {
-      if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
-      return client.call('EVAL', source, 2, ...keys, ...args);
-    }
-  };
+  const run = (which: Script, key: string, ...args: (string | number)[]): Promise<unknown> =>
+    runScript(client, which, [leaseKey(key), watermarkKey(key)], args);
   const ms = (value: number): number => Math.max(1, Math.ceil(value));
 
   const ordering: OrderingStore = {

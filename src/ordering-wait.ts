@@ -8,12 +8,22 @@
  */
 export class OrderingWait extends Error {
   readonly retryInMs: number;
-  readonly ready: Promise<void>;
+  readonly #whenReady: () => Promise<void>;
+  #ready: Promise<void> | undefined;
 
-  constructor(retryInMs: number, ready: Promise<void>) {
+  constructor(retryInMs: number, whenReady: () => Promise<void>) {
     super('workforce-webhooks: the event waits for its ordering key');
     this.name = 'OrderingWait';
     this.retryInMs = retryInMs;
-    this.ready = ready;
+    this.#whenReady = whenReady;
+  }
+
+  /**
+   * Settles when the key may be free. Its timer is made on first read: a durable queue polls every few hundred
+   * milliseconds and reads only `retryInMs`, and a timer per poll would pile up for the whole wait.
+   */
+  get ready(): Promise<void> {
+    this.#ready ??= this.#whenReady();
+    return this.#ready;
   }
 }

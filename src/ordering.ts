@@ -176,29 +176,34 @@ export function createOrdering({
     throw new ConfigurationError('ordering.maxWaitMs must be a positive number');
 
   // In-process wake-ups: events waiting for a key this process gives up go at once, not at their next look.
-  const waiting = new Map<string, () => void>();
-  const gate = new Map<string, Promise<void>>();
+  const gates = new Map<string, { readonly opened: Promise<void>; readonly open: () => void }>();
   const wake = (orderingKey: string): void => {
-    const resolve = waiting.get(orderingKey);
-    waiting.delete(orderingKey);
-    gate.delete(orderingKey);
-    resolve?.();
+    const gate = gates.get(orderingKey);
+    gates.delete(orderingKey);
+    gate?.open();
   };
-  const freed = (orderingKey: string, ms: number): Promise<void> => {
-    let opened = gate.get(orderingKey);
-    if (opened === undefined) {
-      opened = new Promise<void>((resolve) => waiting.set(orderingKey, resolve));
-      gate.set(orderingKey, opened);
+  // Opened by the key's next wake-up; made when the key is found busy, so a wake before anyone waits is not lost.
+  const gateOf = (orderingKey: string): Promise<void> => {
+    let gate = gates.get(orderingKey);
+    if (gate === undefined) {
+      let open!: () => void;
+      const opened = new Promise<void>((resolve) => {
+        open = resolve;
+      });
+      gate = { opened, open };
+      gates.set(orderingKey, gate);
     }
-    const released = opened;
-    return new Promise<void>((resolve) => {
+    return gate.opened;
+  };
+  // The gate, or `ms` at the most.
+  const freed = (opened: Promise<void>, ms: number): Promise<void> =>
+    new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, ms);
-      void released.then(() => {
+      void opened.then(() => {
         clearTimeout(timer);
         resolve();
       });
     });
-  };
 
   const reportStale = async (event: WorkforceEvent, watermark: string): Promise<void> => {
     const newer = markedEvent(watermark);
@@ -282,10 +287,7 @@ export function createOrdering({
   };
 
   // An event whose occurredAt is not a date (the envelope check lets few through) is not ordered: see `wrap`.
-  const keyOf = (event: WorkforceEvent): string | undefined => {
-    const found = key(event);
-    return typeof found === 'string' && found !== '' ? found : undefined;
-  };
+  const keyOf = (event: WorkforceEvent): string | undefined => asKey(key(event));
 
   return {
     keyOf,
@@ -304,12 +306,13 @@ export function createOrdering({
         if (orderingKey === undefined || mark === undefined) return process(job, attempt);
         let entry = await store.enter(orderingKey, event.id, leaseMs);
         while (entry.status === 'busy') {
-          const ready = freed(orderingKey, entry.retryInMs);
+          const { retryInMs } = entry;
+          const opened = gateOf(orderingKey);
           if (!wait) {
-            const retryInMs = Math.min(entry.retryInMs, POLL_MS + Math.random() * POLL_MS);
-            throw new OrderingWait(Math.round(retryInMs), ready);
+            const delay = Math.min(retryInMs, POLL_MS + Math.random() * POLL_MS);
+            throw new OrderingWait(Math.round(delay), () => freed(opened, retryInMs));
           }
-          await ready;
+          await freed(opened, retryInMs);
           entry = await store.enter(orderingKey, event.id, leaseMs);
         }
         const { watermark } = entry;

@@ -29,11 +29,10 @@ const EQUALS = 61;
  * parseSignatureHeader('t=1700000000,v1=5f2b...') // { timestamp: '1700000000', signatures: ['5f2b...'] }
  */
 export function parseSignatureHeader(header: string | null | undefined): ParsedSignature {
-  if (header === undefined || header === null) {
-    throw new WebhookVerificationError('missing_signature', 'the Svc-Signature header is missing');
-  }
-  if (header.length > MAX_HEADER_LENGTH) return malformed(`longer than ${MAX_HEADER_LENGTH} characters`);
-  if (header.trim() === '') {
+  // The length first: no work on a header past it, not even a trim.
+  if (header !== undefined && header !== null && header.length > MAX_HEADER_LENGTH)
+    return malformed(`longer than ${MAX_HEADER_LENGTH} characters`);
+  if (header === undefined || header === null || header.trim() === '') {
     throw new WebhookVerificationError('missing_signature', 'the Svc-Signature header is missing');
   }
   let timestamp: string | undefined;

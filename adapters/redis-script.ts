@@ -1,0 +1,38 @@
+// Lua scripts on the user's ioredis client, shared by the Redis store and its ordering. Internal: not a subpath.
+import { createHash } from 'node:crypto';
+import type { Cluster, Redis } from 'ioredis';
+
+/** A script's source and the SHA-1 that EVALSHA names it by. */
+export interface Script {
+  readonly source: string;
+  readonly sha: string;
+}
+
+/**
+ * A script, named by its SHA-1 for EVALSHA.
+ * @example
+ * const renew = script("return redis.call('PEXPIRE', KEYS[1], ARGV[1])");
+ */
+export function script(source: string): Script {
+  return { source, sha: createHash('sha1').update(source).digest('hex') };
+}
+
+/**
+ * Runs `script` with `keys` and `args`: EVALSHA first, and the source once when the server lost its script cache
+ * (a restart, a failover).
+ * @example
+ * const renewed = (await runScript(client, renew, [key], [30_000])) === 1;
+ */
+export async function runScript(
+  client: Redis | Cluster,
+  { source, sha }: Script,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+): Promise<unknown> {
+  try {
+    return await client.call('EVALSHA', sha, keys.length, ...keys, ...args);
+  } catch (error) {
+    if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
+    return client.call('EVAL', source, keys.length, ...keys, ...args);
+  }
+}
