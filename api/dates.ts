@@ -12,11 +12,23 @@ export type CalendarDate = string;
  * toCalendarDate(event.data.startDate) // '2026-03-02', whatever TZ the process runs in
  */
 export function toCalendarDate(value: string): CalendarDate {
-  const match = CALENDAR.exec(value);
-  if (match === null || !isRealDay(Number(match[1]), Number(match[2]), Number(match[3]))) {
+  const day = calendarDateOf(value);
+  if (day === undefined) {
     throw new TypeError(`workforce-webhooks: ${JSON.stringify(value)} is not a calendar date (YYYY-MM-DD)`);
   }
-  return value.slice(0, 10);
+  return day;
+}
+
+/**
+ * The `YYYY-MM-DD` of a date the service sent (`2026-03-02` or `2026-03-02T00:00:00`), or undefined for anything
+ * else; the one reading that `toCalendarDate` and the response shape checks share.
+ * @example
+ * calendarDateOf('2026-03-02T00:00:00') // '2026-03-02'
+ */
+export function calendarDateOf(value: unknown): CalendarDate | undefined {
+  const match = typeof value === 'string' ? CALENDAR.exec(value) : null;
+  if (match === null || !isRealDay(Number(match[1]), Number(match[2]), Number(match[3]))) return undefined;
+  return match[0].slice(0, 10);
 }
 
 /**
@@ -25,22 +37,11 @@ export function toCalendarDate(value: string): CalendarDate {
  * isCalendarDate('2026-02-28') // true
  */
 export function isCalendarDate(value: unknown): value is CalendarDate {
-  if (typeof value !== 'string' || value.length !== 10) return false;
-  const match = CALENDAR.exec(value);
-  return match !== null && isRealDay(Number(match[1]), Number(match[2]), Number(match[3]));
+  return typeof value === 'string' && value.length === 10 && calendarDateOf(value) !== undefined;
 }
 
 function isRealDay(year: number, month: number, day: number): boolean {
   // Date.UTC, never the local zone: only used to know how long the month is.
   const date = new Date(Date.UTC(year, month - 1, day));
   return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
-}
-
-/**
- * The same date with its optional zone-less midnight removed, or undefined/absent values as they are.
- * @example
- * optionalCalendarDate(undefined) // undefined
- */
-export function optionalCalendarDate(value: string | undefined | null): CalendarDate | undefined {
-  return value === undefined || value === null ? undefined : toCalendarDate(value);
 }

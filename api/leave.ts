@@ -35,7 +35,7 @@ export interface LeaveApi {
  * @example
  * readLeaveRequest(raw, 'data').startDate // '2026-03-02'
  */
-export function readLeaveRequest<T extends LeaveRequest>(value: unknown, field: string): T {
+function readLeaveRequest<T extends LeaveRequest>(value: unknown, field: string): T {
   return withDates<T>(value, field, ['startDate', 'endDate']);
 }
 

@@ -81,10 +81,9 @@ export function createRateLimiter({
   sleep: wait = sleep,
   scope,
 }: RateLimiterOptions = {}): RateLimiter {
-  const own = scope === undefined ? newSlots() : undefined;
+  const slots = scope === undefined ? newSlots() : slotsOf(scope, now);
   return {
     async acquire(signal) {
-      const slots = own ?? slotsOf(scope!, now);
       for (;;) {
         signal?.throwIfAborted();
         const at = now();

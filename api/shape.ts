@@ -1,5 +1,5 @@
 // Reading the envelope's `data`: a field of an unexpected shape names itself, so the call can say where.
-import { type CalendarDate, isCalendarDate } from './dates.js';
+import { type CalendarDate, calendarDateOf } from './dates.js';
 
 /**
  * A part of an answer that is not what the spec describes; the transport turns it into `ApiError`
@@ -64,8 +64,8 @@ export function integer(record: Record<string, unknown>, key: string, field: str
  */
 export function date(record: Record<string, unknown>, key: string, field: string): CalendarDate {
   const value = record[key];
-  const day = typeof value === 'string' ? value.replace(/T00:00:00(?:\.0+)?$/, '') : undefined;
-  if (day === undefined || !isCalendarDate(day))
+  const day = calendarDateOf(value);
+  if (day === undefined)
     throw new ShapeError(`${field}.${key}`, `is ${show(value)}, not a calendar date (YYYY-MM-DD)`);
   return day;
 }

@@ -1,8 +1,8 @@
 // Realistic `data` for each event type the spec names, for test deliveries sent without data of their own.
 import type { EventDataMap, UnknownEventData } from '../src/types.js';
+import { addDays, leaveDate, weekday } from './mock-service/calendar.js';
 
-/** Ids of the samples: fixed, so a test can look for them, and plainly not the service's. */
-export const SAMPLE_IDS: Readonly<Record<string, string>> = Object.freeze({
+const sampleIds = {
   leaveRequestId: '5a3b1e00-0000-4000-8000-000000000001',
   employeeId: '5a3b1e00-0000-4000-8000-000000000002',
   leaveTypeId: '5a3b1e00-0000-4000-8000-000000000003',
@@ -15,7 +15,10 @@ export const SAMPLE_IDS: Readonly<Record<string, string>> = Object.freeze({
   jobOpeningId: '5a3b1e00-0000-4000-8000-00000000000a',
   offerId: '5a3b1e00-0000-4000-8000-00000000000b',
   approvalId: '5a3b1e00-0000-4000-8000-00000000000c',
-});
+} as const;
+
+/** Ids of the samples: fixed, so a test can look for them, and plainly not the service's. */
+export const SAMPLE_IDS: typeof sampleIds = Object.freeze(sampleIds);
 
 /** The sample data of `T`: the spec's fields where it shows them, else ids of the area with `sample: true`. */
 export type SampleData<T extends string> = T extends keyof EventDataMap ? EventDataMap[T] : UnknownEventData;
@@ -39,9 +42,9 @@ export function sampleEventData<T extends string>(
 ): SampleData<T> {
   const ids = SAMPLE_IDS;
   const leave = (status: string) => ({
-    leaveRequestId: ids.leaveRequestId!,
-    employeeId: ids.employeeId!,
-    leaveTypeId: ids.leaveTypeId!,
+    leaveRequestId: ids.leaveRequestId,
+    employeeId: ids.employeeId,
+    leaveTypeId: ids.leaveTypeId,
     leaveType: 'Annual Leave',
     ...leaveDates(now()),
     status,
@@ -75,9 +78,7 @@ export function sampleEventData<T extends string>(
 
 /** Monday to Friday of the week two weeks after `at`, as calendar dates with time 00:00:00 and no zone. */
 function leaveDates(at: number): { startDate: string; endDate: string } {
-  const day = new Date(at);
-  const start = Date.UTC(day.getUTCFullYear(), day.getUTCMonth(), day.getUTCDate() + 14);
-  const monday = start - ((new Date(start).getUTCDay() + 6) % 7) * 86_400_000;
-  const calendar = (ms: number): string => `${new Date(ms).toISOString().slice(0, 10)}T00:00:00`;
-  return { startDate: calendar(monday), endDate: calendar(monday + 4 * 86_400_000) };
+  let monday = addDays(new Date(at).toISOString().slice(0, 10), 14);
+  while (weekday(monday) !== 'Monday') monday = addDays(monday, -1);
+  return { startDate: leaveDate(monday), endDate: leaveDate(addDays(monday, 4)) };
 }

@@ -5,10 +5,10 @@ import { approvedException, isHoliday, isRestDay, isWorkingDay, mockId, onLeave 
 import type { AttendanceRow, EmployeeRow, MockState, ReportRow } from './state.js';
 
 /** The policy's late cut-off: a clock-in after it is Late (the spec does not show the policy's value). */
-export const LATE_CUT_OFF = '09:00:00';
+const LATE_CUT_OFF = '09:00:00';
 
 /** What the rules make of an employee's day. */
-export interface DayStatus {
+interface DayStatus {
   readonly status: number;
   readonly exceptionId?: string;
   readonly needsReview: boolean;
@@ -20,12 +20,7 @@ export interface DayStatus {
  * @example
  * dayStatus(state, employee, '2026-06-15', '09:20:00').status // 1 (Late) unless an exception excuses the day
  */
-export function dayStatus(
-  state: MockState,
-  employee: EmployeeRow,
-  date: string,
-  clockInTime?: string,
-): DayStatus {
+function dayStatus(state: MockState, employee: EmployeeRow, date: string, clockInTime?: string): DayStatus {
   const excused = approvedException(state, employee.id, date);
   if (excused !== undefined) {
     // A half-day exception excuses the day too: the clock-in in the other half is the work still owed, so it
@@ -103,7 +98,7 @@ export function clockIn(
  * @example
  * recordDay(state, employee, '2026-06-12');
  */
-export function recordDay(state: MockState, employee: EmployeeRow, date: string): void {
+function recordDay(state: MockState, employee: EmployeeRow, date: string): void {
   const index = state.attendance.findIndex((a) => a.employeeId === employee.id && a.date === date);
   const row = state.attendance[index];
   const day = dayStatus(state, employee, date, row?.clockInTime);

@@ -58,7 +58,15 @@ export function leaveDate(date: string): string {
  * recurringDay('02-29', 2027) // '2027-02-28'
  */
 export function recurringDay(monthDay: string, year: number): string {
-  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
-  const day = monthDay === '02-29' && !leap ? '02-28' : monthDay;
+  const day = monthDay === '02-29' && !isLeapYear(year) ? '02-28' : monthDay;
   return `${String(year).padStart(4, '0')}-${day}`;
+}
+
+/**
+ * True for a Gregorian leap year: every fourth year, except centuries not divisible by 400.
+ * @example
+ * isLeapYear(2028) // true
+ */
+export function isLeapYear(year: number): boolean {
+  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
 }

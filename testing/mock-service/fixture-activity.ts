@@ -13,7 +13,7 @@ const TYPE_CYCLE = ['ExcusedAbsence', 'DayOffGranted', 'RemoteDay'] as const;
  * @example
  * pastDay('2026-07-01', '2026-06-15') // '2026-06-14'
  */
-export function pastDay(date: string, today: string): string {
+function pastDay(date: string, today: string): string {
   return date < today ? date : addDays(today, -1);
 }
 

@@ -1,4 +1,5 @@
 // The mock's fixture data: two organisations, deterministic for a given "today", built through the rules.
+import { isLeapYear } from './calendar.js';
 import { addAttendance, addExceptions, addLeaveRequests, workingDayBefore } from './fixture-activity.js';
 import { mockId } from './rules.js';
 import type { EmployeeRow, LeaveTypeRow, MockState } from './state.js';
@@ -274,7 +275,7 @@ export function createFixtures(today: string): MockState {
 
 function lastLeapYearBefore(year: number): number {
   let y = year - 1;
-  while (!((y % 4 === 0 && y % 100 !== 0) || y % 400 === 0)) y--;
+  while (!isLeapYear(y)) y--;
   return y;
 }
 

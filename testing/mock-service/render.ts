@@ -14,8 +14,8 @@ import {
   type LeaveStatusName,
   statusName,
 } from '../../api/statuses.js';
-import { addDays, leaveDate, recurringDay, weekday } from './calendar.js';
-import { companyCountries, holidayDay, workingDays } from './rules.js';
+import { leaveDate, weekday } from './calendar.js';
+import { companyCountries, holidayDay, publicHolidaySpan, workingDays } from './rules.js';
 import type {
   AttendanceRow,
   EmployeeRow,
@@ -178,16 +178,12 @@ export function renderPublicHolidays(
 ): PublicHoliday[] {
   return state.publicHolidays
     .filter((h) => countryIds.includes(h.countryId))
-    .map((h) => {
-      const startDate = recurringDay(h.monthDay, year);
-      return {
-        name: h.name,
-        startDate,
-        endDate: addDays(startDate, h.days - 1),
-        countryId: h.countryId,
-        countryName: state.countries[h.countryId]!,
-      };
-    })
+    .map((h) => ({
+      name: h.name,
+      ...publicHolidaySpan(h, year),
+      countryId: h.countryId,
+      countryName: state.countries[h.countryId]!,
+    }))
     .sort((a, b) => a.startDate.localeCompare(b.startDate) || a.countryId - b.countryId);
 }
 

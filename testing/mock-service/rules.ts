@@ -2,7 +2,7 @@
 import type { LeaveBalance } from '../../api/records.js';
 import { LEAVE_STATUSES } from '../../api/statuses.js';
 import { addDays, eachDay, isWeekend, recurringDay, weekday } from './calendar.js';
-import type { EmployeeRow, ExceptionRow, HolidayRow, MockState } from './state.js';
+import type { EmployeeRow, ExceptionRow, HolidayRow, MockState, PublicHolidayRow } from './state.js';
 
 /**
  * Ids the mock hands out, deterministic per kind and number so fixtures are the same on every run.
@@ -36,6 +36,19 @@ export function holidayDay(row: HolidayRow, year: number): string | undefined {
 }
 
 /**
+ * The first and last day of a public holiday in `year`: it starts on its `MM-DD` and lasts `days` days.
+ * @example
+ * publicHolidaySpan({ ...row, monthDay: '12-25', days: 2 }, 2026) // { startDate: '2026-12-25', endDate: '2026-12-26' }
+ */
+export function publicHolidaySpan(
+  row: Pick<PublicHolidayRow, 'monthDay' | 'days'>,
+  year: number,
+): { startDate: string; endDate: string } {
+  const startDate = recurringDay(row.monthDay, year);
+  return { startDate, endDate: addDays(startDate, row.days - 1) };
+}
+
+/**
  * True when `date` is a public holiday of the employee's company's country, or a company holiday of the
  * organisation (organisation-wide or of the employee's company). A day that is both counts once.
  * @example
@@ -51,8 +64,8 @@ export function isHoliday(state: MockState, employee: EmployeeRow, date: string)
       h.countryId === company?.countryId &&
       // Last year's too: a holiday of several days can run into January.
       [year - 1, year].some((y) => {
-        const start = recurringDay(h.monthDay, y);
-        return date >= start && date <= addDays(start, h.days - 1);
+        const { startDate, endDate } = publicHolidaySpan(h, y);
+        return date >= startDate && date <= endDate;
       }),
   );
   const companyDay = state.holidays.some(
