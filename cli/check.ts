@@ -1,8 +1,8 @@
 // `workforce-webhooks check`: a running endpoint against the spec's receiver rules, as a pass/fail table.
-import type { CheckResult } from './checks.js';
-import { runChecks } from './checks.js';
+import { CHECK_MARKER, type CheckResult, runChecks } from './checks.js';
 import { DATA_HELP, readData } from './data.js';
 import { type CliIo, integer, parse, required, SECRET_HELP, secretOf, UsageError } from './io.js';
+import { formatTable } from './table.js';
 
 /**
  * Help text of `check`.
@@ -18,8 +18,8 @@ Checks a running endpoint against the Workforce Service's receiver rules, with r
   - an unknown event type is answered 2xx
   - no answer is a 3xx, also for the URL with or without a trailing slash
 Prints a pass/fail table, then for each failure the answer's status and body and what to look at first;
-exits 1 when any check fails. Every delivery's data carries "workforceWebhooksCheck": true, so your
-handlers can skip them: if ('workforceWebhooksCheck' in event.data) return;
+exits 1 when any check fails. Every delivery's data carries "${CHECK_MARKER}": true, so your
+handlers can skip them: if ('${CHECK_MARKER}' in event.data) return;
 
 Options:
   --url          the endpoint
@@ -65,7 +65,12 @@ export async function check(argv: readonly string[], io: CliIo): Promise<number>
       else if (index < total - 1) io.stderr(`${result.answer}\n`);
     },
   });
-  io.stdout(table(results));
+  io.stdout(
+    formatTable([
+      ['result', 'check', 'answer', 'reason'],
+      ...results.map((r) => [r.ok ? 'PASS' : 'FAIL', r.name, r.answer, r.reason ?? '']),
+    ]),
+  );
   io.stdout(failures(results));
   const failed = results.filter((r) => !r.ok).length;
   io.stdout(
@@ -74,22 +79,6 @@ export async function check(argv: readonly string[], io: CliIo): Promise<number>
       : `\n${failed} of ${results.length} checks failed.\n`,
   );
   return failed === 0 ? 0 : 1;
-}
-
-function table(results: readonly CheckResult[]): string {
-  const rows = [
-    ['result', 'check', 'answer', 'reason'],
-    ...results.map((r) => [r.ok ? 'PASS' : 'FAIL', r.name, r.answer, r.reason ?? '']),
-  ];
-  const widths = [0, 1, 2].map((i) => Math.max(...rows.map((row) => row[i]!.length)));
-  return `${rows
-    .map((row) =>
-      row
-        .map((cell, i) => (i < 3 ? cell.padEnd(widths[i]!) : cell))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n')}\n`;
 }
 
 /** Each failure with the endpoint's answer (status and body) and a hint, after the table. */

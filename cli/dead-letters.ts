@@ -1,10 +1,11 @@
 // `workforce-webhooks dead-letters`: list, replay or discard a deployed BullMQ queue's dead letters, without the app.
-import cliProgress from 'cli-progress';
-import type { BulkProgress } from '../src/dead-letter-bulk.js';
+import { type BulkProgress, discardDeadLetters, replayDeadLetters } from '../src/dead-letter-bulk.js';
 import type { DeadLetter, DeadLetterFilter } from '../src/dead-letters.js';
 import { errorClassOf } from '../src/dead-letters.js';
 import type { EventQueue } from '../src/queue.js';
 import { type CliIo, integer, parse, required, UsageError } from './io.js';
+import { progressBar } from './progress-bar.js';
+import { formatTable } from './table.js';
 
 /**
  * Help text of `dead-letters`.
@@ -102,13 +103,11 @@ export async function deadLetters(argv: readonly string[], io: CliIo): Promise<n
     const { bulk, onProgress, stop } = progressBar(action, total, io);
     try {
       if (action === 'replay') {
-        const { replayDeadLetters } = await import('../src/dead-letter-bulk.js');
         const { replayed, failed } = await replayDeadLetters(queue, filter, { concurrency, onProgress });
         stop();
         io.stdout(`replayed ${replayed}, failed to enqueue ${failed}${others(bulk())}\n`);
         return failed > 0 ? 1 : 0;
       }
-      const { discardDeadLetters } = await import('../src/dead-letter-bulk.js');
       const discarded = await discardDeadLetters(queue, filter, { concurrency, onProgress });
       stop();
       io.stdout(`discarded ${discarded}${others(bulk())}\n`);
@@ -189,15 +188,7 @@ async function list(
   io: CliIo,
 ): Promise<number> {
   const page = await queue.deadLetters(query);
-  const rows = [[...COLUMNS], ...page.items.map(row)];
-  const widths = COLUMNS.map((_, i) => Math.max(...rows.map((cells) => cells[i]!.length)));
-  const lines = rows.map((cells) =>
-    cells
-      .map((cell, i) => cell.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd(),
-  );
-  io.stdout(`${lines.join('\n')}\n`);
+  io.stdout(formatTable([COLUMNS, ...page.items.map(row)]));
   // With a type filter a page may come back short (even empty) while more follow: the cursor says so.
   io.stdout(
     page.cursor === undefined
@@ -205,41 +196,4 @@ async function list(
       : `${page.items.length} shown; next page: --cursor ${page.cursor}\n`,
   );
   return 0;
-}
-
-// cli-progress draws the bar on a terminal; elsewhere (a log, a pipe) it writes a line every few seconds.
-function progressBar(
-  action: 'replay' | 'discard',
-  total: number,
-  io: CliIo,
-): { bulk: () => BulkProgress; onProgress: (progress: BulkProgress) => void; stop: () => void } {
-  const terminal = io.interactive === true && process.stderr.isTTY === true;
-  const stream = terminal ? process.stderr : { isTTY: false, write: (text: string) => io.stderr(text) };
-  const bar = new cliProgress.SingleBar(
-    {
-      stream: stream as NodeJS.WritableStream,
-      format: `${action === 'replay' ? 'replaying ' : 'discarding'} [{bar}] {value}/{total} | failed {failed} | {eta_formatted} left`,
-      noTTYOutput: !terminal,
-      notTTYSchedule: 2000,
-      hideCursor: terminal,
-    },
-    cliProgress.Presets.shades_classic,
-  );
-  let last: BulkProgress = { done: 0, succeeded: 0, failed: 0, skipped: 0 };
-  let stopped = false;
-  bar.start(total, 0, { failed: 0 });
-  return {
-    bulk: () => last,
-    onProgress: (progress) => {
-      last = progress;
-      // Letters that failed again or arrived meanwhile can make the run longer than the count read before it.
-      if (progress.done > bar.getTotal()) bar.setTotal(progress.done);
-      bar.update(progress.done, { failed: progress.failed });
-    },
-    stop: () => {
-      if (stopped) return;
-      stopped = true;
-      bar.stop();
-    },
-  };
 }

@@ -1,6 +1,7 @@
 // What the CLI reads and writes, passed in so tests run it in-process with their own streams.
 import { createInterface } from 'node:readline';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { SECRET_ENV } from '../src/secret-source.js';
 
 /** The CLI's outside world. */
 export interface CliIo {
@@ -60,8 +61,8 @@ export function required(value: string | undefined, name: string): string {
   return value;
 }
 
-/** The environment variable `--secret` falls back to. */
-export const SECRET_ENV = 'WORKFORCE_WEBHOOK_SECRET';
+// The environment variable `--secret` falls back to: the one the receiver's error message names.
+export { SECRET_ENV };
 
 /**
  * Help lines of `--secret`, the same in every command that signs.

@@ -66,15 +66,15 @@ export function sampleIds(service: MockService): string {
  * Reads commands from `io.lines()` until standard input ends, runs each against the mock and prints what was sent
  * and how the endpoint answered.
  * @example
- * await runConsole(service, io, '2026-06-15');
+ * await runConsole(service, io);
  */
-export async function runConsole(service: MockService, io: CliIo, today: string): Promise<void> {
+export async function runConsole(service: MockService, io: CliIo): Promise<void> {
   if (io.lines === undefined) return;
   for await (const raw of io.lines(io.signal)) {
     const [word = '', arg] = raw.trim().split(/\s+/);
     if (word === '') continue;
     try {
-      const emission = await command(service, word.toLowerCase(), arg, io, today);
+      const emission = await command(service, word.toLowerCase(), arg, io);
       if (emission !== undefined) io.stdout(describe(emission));
     } catch (error) {
       io.stdout(`! ${(error as Error).message.replace(/^workforce-webhooks mock: /, '')}\n`);
@@ -87,7 +87,6 @@ async function command(
   word: string,
   arg: string | undefined,
   io: CliIo,
-  today: string,
 ): Promise<Emission | undefined> {
   const { state, organizationId } = service;
   const ours = (employeeId: string): boolean =>
@@ -111,7 +110,8 @@ async function command(
       return service.approveException(arg ?? pending!.id);
     }
     case 'report':
-      return service.completeAbsenceReport(arg ?? today);
+      // Without a day, the mock's own today.
+      return service.completeAbsenceReport(arg);
     case 'test':
       return service.sendTest();
     case 'ids':

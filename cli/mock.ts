@@ -53,7 +53,6 @@ export async function mock(argv: readonly string[], io: CliIo): Promise<number> 
     throw new UsageError(`--deliver-to must be an http(s) URL, got ${JSON.stringify(deliverTo)}`);
   if (deliverTo === undefined && values.secret !== undefined)
     throw new UsageError('--secret signs what --deliver-to sends: give --deliver-to too');
-  const today = values.today ?? new Date().toISOString().slice(0, 10);
   const service = await createMockService({
     port,
     ...(values.today !== undefined ? { today: values.today } : {}),
@@ -75,7 +74,7 @@ export async function mock(argv: readonly string[], io: CliIo): Promise<number> 
     io.stdout(
       `Delivering every event to ${deliverTo}, signed with ${given ? `the secret from ${values.secret ? '--secret' : `$${SECRET_ENV}`}` : `a new secret: ${secret}`}\n${CONSOLE_HELP}`,
     );
-    void runConsole(service, io, today);
+    void runConsole(service, io);
   }
   await new Promise<void>((resolve) => {
     if (io.signal === undefined || io.signal.aborted) return resolve();

@@ -1,15 +1,16 @@
 // The README against the package as published: built, packed with `npm pack`, installed into scratch projects.
 // Every TypeScript block compiles there as pasted, the quick starts run, and every relative link is in the tarball.
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createSignedDelivery } from 'workforce-webhooks/testing';
 import { typescriptBlocks } from '../scripts/snippets.js';
 import { eventually, expectAnswer, post } from './contract/adapter-client.js';
 import { LEAVE_APPROVED } from './contract/adapter-dedupe.js';
+import { type StartedExample, startExample } from './support/example-process.js';
 import { packedPackage, root, scratchProject } from './support/packed.js';
 
 const run = promisify(execFile);
@@ -116,28 +117,8 @@ describe('the README against the packed package', { timeout: 180_000 }, () => {
   });
 
   /** Starts a pasted server file with tsx, as the README says to, and resolves with its URL and its output. */
-  async function start(file: string): Promise<{ url: string; output: () => string; child: ChildProcess }> {
-    const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', WORKFORCE_WEBHOOK_SECRET: SECRET };
-    const child = spawn(process.execPath, ['--import', 'tsx', file], { cwd: scratch, env });
-    let output = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      output += chunk;
-    });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      output += chunk;
-    });
-    onTestFinished(async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGKILL');
-      await once(child, 'exit');
-    });
-    await eventually(() => expect(output).toMatch(/listening on http:\/\/localhost:\d+\//), {
-      tries: 600,
-      intervalMs: 50,
-    });
-    const port = /localhost:(\d+)\//.exec(output)![1];
-    return { url: `http://127.0.0.1:${port}/webhooks/workforce`, output: () => output, child };
-  }
+  const start = (file: string): Promise<StartedExample> =>
+    startExample(file, { cwd: scratch, env: { ...process.env, WORKFORCE_WEBHOOK_SECRET: SECRET } });
 
   it('runs the Express quick start: a signed delivery is answered 202 and handled, and SIGTERM stops it', async () => {
     const { url, output, child } = await start('express/quickstart.ts');

@@ -6,9 +6,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createReceiver, verifySignature } from 'workforce-webhooks';
 import { createExpressMiddleware } from 'workforce-webhooks/express';
 import { createNodeHandler } from 'workforce-webhooks/node';
-import type { CliIo } from '../../cli/io.js';
 import { runCli } from '../../cli/run.js';
 import { createExampleApp } from '../../examples/express/server.js';
+import { capture } from './capture.js';
 
 const SECRET = 'whsec_check';
 const cleanup: (() => Promise<unknown>)[] = [];
@@ -29,16 +29,7 @@ async function serve(handler: Handler): Promise<string> {
 
 /** Runs `check` and reads its table back: check name to pass/fail and reason. */
 async function check(url: string, timeoutMs = 5000) {
-  const io = { out: '', err: '' } as CliIo & { out: string; err: string };
-  Object.assign(io, {
-    stdout: (t: string) => {
-      io.out += t;
-    },
-    stderr: (t: string) => {
-      io.err += t;
-    },
-    stdin: async () => new Uint8Array(),
-  });
+  const io = capture();
   const code = await runCli(
     ['check', '--url', url, '--secret', SECRET, '--timeout-ms', String(timeoutMs)],
     io,

@@ -6,29 +6,13 @@ import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createReceiver } from 'workforce-webhooks';
 import { createExpressMiddleware } from 'workforce-webhooks/express';
-import type { CliIo } from '../../cli/io.js';
 import { runCli } from '../../cli/run.js';
+import { capture } from './capture.js';
 
 const cleanup: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const close of cleanup.splice(0).reverse()) await close();
 });
-
-function capture(stdin = '', signal?: AbortSignal): CliIo & { out: string; err: string } {
-  const io = {
-    out: '',
-    err: '',
-    stdout: (text: string) => {
-      io.out += text;
-    },
-    stderr: (text: string) => {
-      io.err += text;
-    },
-    stdin: async () => new TextEncoder().encode(stdin),
-    ...(signal ? { signal } : {}),
-  };
-  return io;
-}
 
 describe('sign', () => {
   it('prints the header for the exact stdin bytes, equal to openssl', async () => {
@@ -101,7 +85,7 @@ describe('send', () => {
 describe('mock', () => {
   it('prints its base URL and keys, serves the API until stopped', async () => {
     const controller = new AbortController();
-    const io = capture('', controller.signal);
+    const io = capture('', { signal: controller.signal });
     const running = runCli(['mock', '--port', '0', '--today', '2026-06-15'], io);
     await expect.poll(() => io.out).toContain('otherOrganization');
     const baseUrl = /base URL\s+(\S+)/.exec(io.out)![1]!;

@@ -2,30 +2,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EventQueue, HandlerFailure, silentLogger } from 'workforce-webhooks';
 import { createBullmqQueue } from 'workforce-webhooks/bullmq';
-import type { CliIo } from '../../cli/io.js';
 import { runCli } from '../../cli/run.js';
 import { queuedEvent } from '../contract/queue-suite.js';
 import { connectRedis, redisUrl, uniqueName } from '../setup/redis-helpers.js';
-
-/** A terminal where the person types `answer`. */
-function terminal(answer: string): CliIo & { out: string; err: string } {
-  const io = {
-    out: '',
-    err: '',
-    interactive: true,
-    stdout: (text: string) => {
-      io.out += text;
-    },
-    stderr: (text: string) => {
-      io.err += text;
-    },
-    stdin: async () => new Uint8Array(),
-    async *lines() {
-      yield answer;
-    },
-  };
-  return io;
-}
+import { terminal } from './capture.js';
 
 describe.skipIf(!redisUrl)('dead-letters at a terminal', () => {
   const name = uniqueName('cli-confirm');

@@ -1,39 +1,21 @@
 // The real `dead-letters` command, as a child process, on a BullMQ queue of 5 000 dead letters in a real redis-server.
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EventQueue, HandlerFailure, silentLogger } from 'workforce-webhooks';
 import { createBullmqQueue } from 'workforce-webhooks/bullmq';
 import { queuedEvent } from '../contract/queue-suite.js';
-import { redisUrl, uniqueName } from '../setup/redis-helpers.js';
+import { connectRedis, redisUrl, uniqueName } from '../setup/redis-helpers.js';
 import { hasRedisServer } from '../setup/redis-server.js';
+import { runCliProcess } from './cli-process.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const LETTERS = 5000;
 // Three in five are leave.* (two kinds), the rest employee.updated.
 const typeOf = (i: number): string =>
   i % 5 < 2 ? 'leave.approved' : i % 5 === 2 ? 'leave.cancelled' : 'employee.updated';
 const isLeave = (type: string): boolean => type.startsWith('leave.');
 
-/** Runs the CLI to its end, standard input closed (not a terminal), as a script or a CI job runs it. */
-async function cli(args: readonly string[]): Promise<{ code: number; out: string; err: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/index.ts', 'dead-letters', ...args], {
-    cwd: root,
-  });
-  let out = '';
-  let err = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    out += chunk;
-  });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    err += chunk;
-  });
-  child.stdin.end();
-  const [code] = (await once(child, 'close')) as [number];
-  return { code, out, err };
-}
+/** Runs `dead-letters` to its end, standard input closed (not a terminal), as a script or a CI job runs it. */
+const cli = (args: readonly string[]) => runCliProcess(['dead-letters', ...args]);
 
 // The table's rows: every line of the output but the header and the closing line.
 const rowsOf = (out: string): string[][] =>
@@ -54,7 +36,7 @@ describe.skipIf(!redisUrl || !hasRedisServer())('workforce-webhooks dead-letters
   let admin: Redis;
 
   beforeAll(async () => {
-    admin = new Redis(redisUrl);
+    admin = connectRedis();
     // The deployed app: its workers fail every event once (attempts 1), then, once fixed, run what is replayed.
     worker = createBullmqQueue({ connection: redisUrl, name, attempts: 1, concurrency: 100 });
     worker.start({
@@ -81,7 +63,6 @@ describe.skipIf(!redisUrl || !hasRedisServer())('workforce-webhooks dead-letters
 
   afterAll(async () => {
     await worker?.close({ timeoutMs: 5000 });
-    await admin?.quit();
   });
 
   it('lists a page at a time as a table, newest first, each page going on from the last', {

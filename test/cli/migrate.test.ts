@@ -1,24 +1,9 @@
 // `workforce-webhooks migrate --postgres`: creates the store's table on a real PostgreSQL, and again changes nothing.
 import { describe, expect, it } from 'vitest';
 import { createPostgresStore } from 'workforce-webhooks/postgres';
-import type { CliIo } from '../../cli/io.js';
 import { runCli } from '../../cli/run.js';
 import { connectPostgres, postgresUrl, uniqueTable } from '../setup/postgres-helpers.js';
-
-function capture(): CliIo & { out: string; err: string } {
-  const io = {
-    out: '',
-    err: '',
-    stdout: (text: string) => {
-      io.out += text;
-    },
-    stderr: (text: string) => {
-      io.err += text;
-    },
-    stdin: async () => new Uint8Array(),
-  };
-  return io;
-}
+import { capture } from './capture.js';
 
 describe('migrate', () => {
   it('asks for --postgres', async () => {

@@ -1,20 +1,19 @@
 // The real CLI as a child process: --version, the secret from the environment, sample data, check's failure
 // details and marker, and `mock --deliver-to` driven from standard input.
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createReceiver, type WorkforceEvent } from 'workforce-webhooks';
 import { createExpressMiddleware } from 'workforce-webhooks/express';
 import { createNodeHandler } from 'workforce-webhooks/node';
+import { root } from '../support/packed.js';
+import { type CliProcess, runCliProcess, startCli } from './cli-process.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const SECRET = 'whsec_process_test';
 const CALENDAR = /^\d{4}-\d{2}-\d{2}T00:00:00$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -31,38 +30,17 @@ function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return out;
 }
 
-function start(
-  args: readonly string[],
-  extra: Record<string, string> = {},
-): ChildProcessWithoutNullStreams & {
-  out: () => string;
-  err: () => string;
-} {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/index.ts', ...args], {
-    cwd: root,
-    env: env(extra),
-  });
-  let out = '';
-  let err = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    out += chunk;
-  });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    err += chunk;
-  });
+/** The CLI left running, killed after the test. */
+function start(args: readonly string[], extra: Record<string, string> = {}): CliProcess {
+  const child = startCli(args, env(extra));
   cleanup.push(() => {
     if (child.exitCode === null) child.kill('SIGKILL');
   });
-  return Object.assign(child, { out: () => out, err: () => err });
+  return child;
 }
 
 /** Runs the CLI to its end. */
-async function run(args: readonly string[], extra: Record<string, string> = {}) {
-  const child = start(args, extra);
-  child.stdin.end();
-  const [code] = (await once(child, 'close')) as [number];
-  return { code, out: child.out(), err: child.err() };
-}
+const run = (args: readonly string[], extra: Record<string, string> = {}) => runCliProcess(args, env(extra));
 
 /** A real receiver on node:http, recording every event its handlers see. */
 async function receiverUrl(secret = SECRET): Promise<{ url: string; events: WorkforceEvent[] }> {

@@ -1,7 +1,6 @@
 // examples/next built with `next build` against the built package, started with `next start`, sent signed deliveries.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +8,7 @@ import { createSignedDelivery } from 'workforce-webhooks/testing';
 import { eventually, expectAnswer, post } from '../contract/adapter-client.js';
 import { LEAVE_APPROVED } from '../contract/adapter-dedupe.js';
 import { expectValidCopyAndForgery } from '../support/example-process.js';
+import { freePort } from '../support/free-port.js';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -19,14 +19,6 @@ const SECRET = 'whsec_e2e_next_Vb8mT3qZ';
 const buildEnv: NodeJS.ProcessEnv = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' };
 delete buildEnv.WORKFORCE_WEBHOOK_SECRET;
 const env = { ...buildEnv, WORKFORCE_WEBHOOK_SECRET: SECRET };
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** `next start` on a free port; resolves once Next says it is ready, with its base URL and everything it printed. */
 async function start(

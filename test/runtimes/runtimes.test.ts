@@ -3,7 +3,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { copyFileSync, mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
@@ -11,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSignedDelivery } from 'workforce-webhooks/testing';
 import { eventually } from '../contract/adapter-client.js';
 import { LEAVE_APPROVED } from '../contract/adapter-dedupe.js';
+import { freePort } from '../support/free-port.js';
 import { root, scratchProject } from '../support/packed.js';
 import { type Dispatch, describeWebContract } from './web-contract.js';
 
@@ -30,14 +30,6 @@ function project(): Promise<string> {
     return dir;
   })();
   return scratch;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** A runtime's server process on a free port, ready once its `ready` path answers. */

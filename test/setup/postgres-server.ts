@@ -2,10 +2,10 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { chown, mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { onFreePort } from '../support/free-port.js';
 
 const run = promisify(execFile);
 const DEBIAN_ROOT = '/usr/lib/postgresql';
@@ -69,14 +69,6 @@ async function pg(binary: string, args: readonly string[]): Promise<string> {
   }
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 /**
  * Creates a cluster in a temporary directory (`initdb`) and starts it (`pg_ctl start`) on a free port of 127.0.0.1.
  * @example
@@ -117,15 +109,10 @@ export async function startPostgresServer(): Promise<PostgresServer> {
     await pg('pg_ctl', ['stop', '-w', '-t', '60', '-D', data, '-m', crash ? 'immediate' : 'fast']);
   };
 
-  // A free port can be taken between the probe and the bind: try a few.
-  for (let tries = 0; !running; tries++) {
-    port = await freePort();
-    try {
-      await start();
-    } catch (error) {
-      if (tries >= 4) throw error;
-    }
-  }
+  await onFreePort(async (free) => {
+    port = free;
+    await start();
+  });
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,

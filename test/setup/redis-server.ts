@@ -2,9 +2,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { onFreePort } from '../support/free-port.js';
 
 /** Where the Debian package puts the binary; `REDIS_SERVER` overrides it. */
 export const REDIS_SERVER_BINARY: string = process.env.REDIS_SERVER ?? '/usr/bin/redis-server';
@@ -32,14 +32,6 @@ export interface RedisServer {
  */
 export function hasRedisServer(): boolean {
   return existsSync(REDIS_SERVER_BINARY);
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 function launch(port: number, dir: string): Promise<ChildProcess> {
@@ -97,17 +89,8 @@ function launch(port: number, dir: string): Promise<ChildProcess> {
  */
 export async function startRedisServer(): Promise<RedisServer> {
   const dir = await mkdtemp(join(tmpdir(), 'wfwh-redis-'));
-  let port = 0;
-  let child: ChildProcess | undefined;
-  // A free port can be taken between the probe and the bind: try a few.
-  for (let tries = 0; child === undefined; tries++) {
-    port = await freePort();
-    try {
-      child = await launch(port, dir);
-    } catch (error) {
-      if (tries >= 4) throw error;
-    }
-  }
+  const { port, launched } = await onFreePort(async (port) => ({ port, launched: await launch(port, dir) }));
+  let child: ChildProcess | undefined = launched;
   const stop = async ({ crash = false } = {}): Promise<void> => {
     const running = child;
     child = undefined;

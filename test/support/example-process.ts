@@ -1,13 +1,48 @@
 // Runs an example as users do (`tsx examples/<x>/server.ts` with PORT=0), sends it a delivery, stops it with SIGTERM.
-import { spawn } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
-import { expect, it } from 'vitest';
+import { expect, it, onTestFinished } from 'vitest';
 import { createSignedDelivery } from 'workforce-webhooks/testing';
 import { eventually, expectAnswer, post } from '../contract/adapter-client.js';
 import { LEAVE_APPROVED } from '../contract/adapter-dedupe.js';
+import { root } from './packed.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
+/** A started example: its webhook URL, everything it printed so far, and its process. */
+export interface StartedExample {
+  readonly url: string;
+  readonly output: () => string;
+  readonly child: ChildProcessWithoutNullStreams;
+}
+
+/**
+ * Starts a server file with tsx (PORT=0, as users run it) and resolves once it prints where it listens; killed after
+ * the test if still running.
+ * @example
+ * const { url, output, child } = await startExample('express/quickstart.ts', { cwd: scratch, env });
+ */
+export async function startExample(
+  path: string,
+  { cwd = root, env = process.env }: { readonly cwd?: string; readonly env?: NodeJS.ProcessEnv } = {},
+): Promise<StartedExample> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path], { cwd, env: { ...env, PORT: '0' } });
+  let output = '';
+  const collect = (chunk: string): void => {
+    output += chunk;
+  };
+  child.stdout.setEncoding('utf8').on('data', collect);
+  child.stderr.setEncoding('utf8').on('data', collect);
+  onTestFinished(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+  });
+  await eventually(() => expect(output).toMatch(/listening on http:\/\/localhost:\d+\//), {
+    tries: 600,
+    intervalMs: 50,
+  });
+  const port = /localhost:(\d+)\//.exec(output)![1];
+  return { url: `http://127.0.0.1:${port}/webhooks/workforce`, output: () => output, child };
+}
 
 /**
  * Registers the test that an example listens on PORT when run directly, with its embedded demo secret, handles a
@@ -17,29 +52,18 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
  */
 export function itRunsDirectly(path: string, demoSecret: string): void {
   it('listens on PORT when run directly and shuts down cleanly on SIGTERM', async () => {
-    const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0' };
+    const env: NodeJS.ProcessEnv = { ...process.env };
     delete env.WORKFORCE_WEBHOOK_SECRET;
-    const child = spawn(process.execPath, ['--import', 'tsx', path], { cwd: root, env });
-    let output = '';
-    const collect = (chunk: string): void => {
-      output += chunk;
-    };
-    child.stdout.setEncoding('utf8').on('data', collect);
-    child.stderr.setEncoding('utf8').on('data', collect);
+    const { url, output, child } = await startExample(path, { env });
     try {
-      await eventually(() => expect(output).toMatch(/listening on http:\/\/localhost:\d+\//), {
-        tries: 300,
-        intervalMs: 50,
-      });
-      const port = /localhost:(\d+)\//.exec(output)![1];
       const delivery = await createSignedDelivery({
         secret: demoSecret,
         type: 'leave.approved',
         data: LEAVE_APPROVED,
       });
-      const answer = await post(`http://127.0.0.1:${port}/webhooks/workforce`, delivery);
+      const answer = await post(url, delivery);
       expectAnswer(answer, 202, { received: true });
-      await eventually(() => expect(output).toContain(`audit: leave.approved ${delivery.event.id}`));
+      await eventually(() => expect(output()).toContain(`audit: leave.approved ${delivery.event.id}`));
     } finally {
       child.kill('SIGTERM');
     }
