@@ -11,7 +11,8 @@ export type KeyEntry =
 
 /**
  * The ordering half of a store: every method is atomic, and the watermark only ever moves forward. A mark is the
- * string `markOf(event)` builds; marks compare as strings. Implemented by every store of this package.
+ * string `markOf(event)` builds; marks compare as strings. Implemented by every store of this package. `enter` and
+ * `leave` may answer at once, without a promise (an in-process store); every other store answers with one.
  * @example
  * const entry = await store.ordering.enter(key, event.id, 30_000);
  */
@@ -20,7 +21,7 @@ export interface OrderingStore {
    * Takes the key for `owner` for `leaseMs` (or renews it, when `owner` already has it), unless another owner's
    * lease or hold is live.
    */
-  enter(key: string, owner: string, leaseMs: number): Promise<KeyEntry>;
+  enter(key: string, owner: string, leaseMs: number): KeyEntry | Promise<KeyEntry>;
   /**
    * After a failed attempt: `owner` keeps the key, idle, until `maxWaitMs` after it first entered; false when it
    * no longer has it.
@@ -30,7 +31,7 @@ export interface OrderingStore {
    * Moves the watermark to `mark` when it is newer (kept `ttlMs`), then gives the key up if `owner` has it; false
    * when `owner` did not have it.
    */
-  leave(key: string, owner: string, mark: string | undefined, ttlMs: number): Promise<boolean>;
+  leave(key: string, owner: string, mark: string | undefined, ttlMs: number): boolean | Promise<boolean>;
   /** The key's watermark, or undefined. */
   watermark(key: string): Promise<string | undefined>;
 }
@@ -67,8 +68,9 @@ export function createMemoryOrdering({ max, now }: { max: number; now: () => num
     const state = table?.peek(key);
     return state !== undefined && state.markUntil >= now() ? state.mark : undefined;
   };
+  // `enter` and `leave` answer at once: an ordered event's two steps cost no promise of their own.
   const ordering: OrderingStore = {
-    async enter(key, owner, leaseMs) {
+    enter(key, owner, leaseMs) {
       const at = now();
       let state = keys().get(key);
       if (state === undefined) {
@@ -89,7 +91,7 @@ export function createMemoryOrdering({ max, now }: { max: number; now: () => num
       state.until = state.since + maxWaitMs;
       return true;
     },
-    async leave(key, owner, mark, ttlMs) {
+    leave(key, owner, mark, ttlMs) {
       const at = now();
       const state = keys().peek(key);
       if (state === undefined) {

@@ -8,6 +8,7 @@ import {
   createMemoryStore,
   createReceiver,
   type DeadLetter,
+  type DedupeStore,
   type ReceiverOptions,
   WebhookError,
   type WorkforceEvent,
@@ -206,6 +207,59 @@ describe('one at a time per key, and a failing event', () => {
       expect.stringMatching(/ordering key lease was lost.*signal is aborted/),
     ]);
     await answer.background;
+  });
+
+  // The memory store answers its ordering steps at once (no promise): a step that throws instead is handled as a
+  // store that rejects would be.
+  const throwingOnce = (step: 'enter' | 'leave'): DedupeStore => {
+    const inner = createMemoryStore();
+    const keys = inner.ordering!;
+    let thrown = false;
+    const once =
+      <A extends unknown[], R>(run: (...args: A) => R) =>
+      (...args: A): R => {
+        if (thrown) return run(...args);
+        thrown = true;
+        throw new Error('the store failed');
+      };
+    return {
+      ...inner,
+      ordering: {
+        ...keys,
+        enter: step === 'enter' ? once(keys.enter) : keys.enter,
+        leave: step === 'leave' ? once(keys.leave) : keys.leave,
+      },
+    };
+  };
+
+  it('retries an event whose key could not be taken (the store threw), and runs it once', async () => {
+    const receiver = make({ store: throwingOnce('enter') });
+    const runs: number[] = [];
+    receiver.on('leave.approved', (_event, ctx) => {
+      runs.push(ctx.attempt);
+    });
+    expect((await receiver.handle(await leave('leave.approved', 1))).status).toBe(202);
+    await until(() => runs.length === 1, 'the retry');
+    await receiver.close();
+    expect(runs).toEqual([2]);
+  });
+
+  it('logs a key that could not be given up (the store threw); the key lapses and the next event runs', async () => {
+    const logger = recordingLogger();
+    const receiver = make({ store: throwingOnce('leave'), leaseMs: 200, logger });
+    const runs: string[] = [];
+    receiver.on('leave.*', (event) => {
+      runs.push(event.type);
+    });
+    await receiver.handle(await leave('leave.requested', 0));
+    await until(() => runs.length === 1, 'the first event');
+    await receiver.handle(await leave('leave.approved', 1));
+    await until(() => runs.length === 2, 'the next event, once the lease lapsed');
+    await receiver.close();
+    expect(runs).toEqual(['leave.requested', 'leave.approved']);
+    expect(logger.lines.filter((line) => line.level === 'error').map((line) => line.msg)).toEqual([
+      'workforce-webhooks: could not give up an ordering key',
+    ]);
   });
 
   it('keeps order behind an event that fails twice then succeeds', async () => {
