@@ -90,10 +90,16 @@ const lagOf = (event: WorkforceEvent): number | undefined => {
   return Number.isFinite(at) ? Math.max(0, (Date.now() - at) / 1000) : undefined;
 };
 
-const eventAttributes = (operation: 'receive' | 'process', event: WorkforceEvent): Attributes => ({
-  'messaging.system': SYSTEM,
-  'messaging.operation.type': operation,
-  'messaging.operation.name': operation,
+const operationAttributes = (operation: 'receive' | 'process'): Attributes =>
+  Object.freeze({
+    'messaging.system': SYSTEM,
+    'messaging.operation.type': operation,
+    'messaging.operation.name': operation,
+  });
+const RECEIVE: Attributes = operationAttributes('receive');
+const PROCESS: Attributes = operationAttributes('process');
+
+const eventAttributes = (event: WorkforceEvent): Attributes => ({
   'messaging.message.id': event.id,
   'messaging.destination.name': event.type,
 });
@@ -177,15 +183,12 @@ export function otelTelemetry({
     delivery(deliveryId) {
       const span: Span = tracer.startSpan('receive', { kind: api.SpanKind.CONSUMER });
       if (!measuring && !span.isRecording()) return undefined;
-      span.setAttributes({
-        'messaging.system': SYSTEM,
-        'messaging.operation.type': 'receive',
-        'messaging.operation.name': 'receive',
-      });
+      // Set once at the start: a delivery refused before its event is read still says what it was.
+      span.setAttributes(RECEIVE);
       if (deliveryId !== undefined) span.setAttribute('workforce.delivery.id', deliveryId);
       return {
         event(event) {
-          span.setAttributes(eventAttributes('receive', event));
+          span.setAttributes(eventAttributes(event));
           span.updateName(`receive ${event.type}`);
         },
         claimed(status) {
@@ -212,7 +215,8 @@ export function otelTelemetry({
         api.ROOT_CONTEXT,
       );
       if (!measuring && !span.isRecording()) return undefined;
-      span.setAttributes(eventAttributes('process', event));
+      span.setAttributes(PROCESS);
+      span.setAttributes(eventAttributes(event));
       if (job.deliveryId !== undefined) span.setAttribute('workforce.delivery.id', job.deliveryId);
       span.setAttribute('workforce.attempt', attempt);
       const started = performance.now();
