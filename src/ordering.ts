@@ -106,8 +106,13 @@ export interface Ordering {
   keyOf(event: WorkforceEvent): string | undefined;
   /** True when the event is to be answered stale at once (`skip`, older than `watermark`); reports it. */
   staleOnArrival(event: WorkforceEvent, watermark: string | undefined): boolean;
-  /** The processor with the key taken around each attempt; `wait`: wait for a busy key in place (inline runs). */
-  wrap(process: JobProcessor, wait: boolean): JobProcessor;
+  /**
+   * The processor with the key taken around each attempt. A busy key: `inline` waits for it in place; `local` (a
+   * queue in this process) and `durable` hand the event back to the queue with an `OrderingWait`.
+   */
+  wrap(process: JobProcessor, waits: 'inline' | 'local' | 'durable'): JobProcessor;
+  /** Keys some event of this process waits on, for a wake-up when this process gives them up. */
+  readonly waitedKeys: number;
   /** Gives a dead-lettered event's key up, so newer events go ahead. */
   deadLettered(letter: DeadLetter): Promise<void>;
 }
@@ -188,7 +193,8 @@ export function createOrdering({
     gates.delete(orderingKey);
     gate?.open();
   };
-  // Opened by the key's next wake-up; made when the key is found busy, so a wake before anyone waits is not lost.
+  // Opened by the key's next wake-up; made when the key is found busy, so a wake before anyone waits is not lost. A
+  // gate goes only with a wake: one is never made for a durable queue's event (see `wrap`).
   const gateOf = (orderingKey: string): Promise<void> => {
     let gate = gates.get(orderingKey);
     if (gate === undefined) {
@@ -201,11 +207,11 @@ export function createOrdering({
     }
     return gate.opened;
   };
-  // The gate, or `ms` at the most.
-  const freed = (opened: Promise<void>, ms: number): Promise<void> =>
+  // The gate (when there is one), or `ms` at the most.
+  const freed = (opened: Promise<void> | undefined, ms: number): Promise<void> =>
     new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, ms);
-      void opened.then(() => {
+      void opened?.then(() => {
         clearTimeout(timer);
         resolve();
       });
@@ -324,7 +330,10 @@ export function createOrdering({
       void reportStale(event, watermark);
       return true;
     },
-    wrap(process, wait) {
+    get waitedKeys() {
+      return gates.size;
+    },
+    wrap(process, waits) {
       // The key is the event's: run the attempt, or skip it when it is stale. Nothing here awaits a store that
       // answers at once (in process), so ordering adds no promise of its own to an event whose key is free.
       const run = (
@@ -371,11 +380,15 @@ export function createOrdering({
         let entry = busy;
         while (entry.status === 'busy') {
           const { retryInMs } = entry;
-          const opened = gateOf(orderingKey);
-          if (!wait) {
+          if (waits === 'durable') {
+            // The event may run next on another instance, and the key be given up there: a gate made here would
+            // wait for a wake that never comes, and stay. A durable queue reads `retryInMs`; `ready` uses a gate
+            // another event of this process made, or the delay alone.
             const delay = Math.min(retryInMs, POLL_MS + Math.random() * POLL_MS);
-            throw new OrderingWait(Math.round(delay), () => freed(opened, retryInMs));
+            throw new OrderingWait(Math.round(delay), () => freed(gates.get(orderingKey)?.opened, retryInMs));
           }
+          const opened = gateOf(orderingKey);
+          if (waits === 'local') throw new OrderingWait(retryInMs, () => freed(opened, retryInMs));
           await freed(opened, retryInMs);
           entry = await store.enter(orderingKey, job.event.id, leaseMs);
         }

@@ -181,7 +181,12 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
   queue.start(
     ordering === undefined
       ? { process, onDeadLetter: deadLetter, onRetry, logger }
-      : { process: ordering.wrap(process, false), onDeadLetter: deadLetter, onRetry, logger },
+      : {
+          process: ordering.wrap(process, queue.inProcess === true ? 'local' : 'durable'),
+          onDeadLetter: deadLetter,
+          onRetry,
+          logger,
+        },
   );
   if (telemetry?.observeQueue !== undefined && queue.counts !== undefined)
     telemetry.observeQueue(() => queue.counts!());
@@ -263,7 +268,7 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
   };
 
   const inline = createInlineRunner({
-    process: ordering === undefined ? process : ordering.wrap(process, true),
+    process: ordering === undefined ? process : ordering.wrap(process, 'inline'),
     claims,
     ackDeadlineMs: rest.ackDeadlineMs,
     handlerTimeoutMs: rest.handlerTimeoutMs,

@@ -9,12 +9,14 @@ import {
   createReceiver,
   type DeadLetter,
   type DedupeStore,
+  OrderingWait,
   type ReceiverOptions,
   WebhookError,
   type WorkforceEvent,
 } from 'workforce-webhooks';
 import { createNodeHandler } from 'workforce-webhooks/node';
 import { createSignedDelivery } from 'workforce-webhooks/testing';
+import { createOrdering } from '../../src/ordering.js';
 import { listen } from '../contract/adapter-listen.js';
 import { recordingLogger } from '../support/logger.js';
 import {
@@ -345,6 +347,56 @@ describe('one at a time per key, and a failing event', () => {
     expect(stale).toEqual(['leave.approved']);
     expect(letters).toEqual([]);
     await receiver.close();
+  });
+});
+
+describe('waiting for a busy key', () => {
+  const ordered = async (key: string) => {
+    const { event } = await createSignedDelivery({
+      secret,
+      type: 'leave.approved',
+      data: { leaveRequestId: key } as never,
+    });
+    return { event, deliveryId: undefined };
+  };
+  const attempt = { attempt: 1, signal: new AbortController().signal };
+
+  it("keeps no wake-up for a durable queue's event, which may run next on another instance", async () => {
+    const store = createMemoryStore();
+    const ordering = createOrdering({
+      store: store.ordering,
+      leaseMs: 30_000,
+      doneTtlMs: 60_000,
+      logger: recordingLogger(),
+      onStale: undefined,
+    });
+    const key = crypto.randomUUID();
+    await store.ordering!.enter(key, 'an event on another instance', 30_000);
+    const run = async () => {};
+
+    const durable = await ordering
+      .wrap(run, 'durable')(await ordered(key), attempt)
+      .catch((error) => error);
+    expect(durable).toBeInstanceOf(OrderingWait);
+    expect((durable as OrderingWait).retryInMs).toBeLessThanOrEqual(200);
+    // Nothing is kept for it: had the event run elsewhere, a gate made here would wait forever for a wake.
+    expect(ordering.waitedKeys).toBe(0);
+
+    // A queue in this process waits for this process's wake-up: the gate is made at once, and goes with the wake.
+    const local = await ordering
+      .wrap(run, 'local')(await ordered(key), attempt)
+      .catch((error) => error);
+    expect(local).toBeInstanceOf(OrderingWait);
+    expect(ordering.waitedKeys).toBe(1);
+    await ordering.deadLettered({
+      event: (await ordered(key)).event,
+      deliveryId: undefined,
+      attempts: 1,
+      error: new Error('x'),
+      failedAt: Date.now(),
+    });
+    expect(ordering.waitedKeys).toBe(0);
+    await (local as OrderingWait).ready;
   });
 });
 
