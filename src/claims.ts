@@ -11,10 +11,11 @@ export interface Claims {
   /** Gives the claim up, so the sender's retry can take it. */
   release(id: string, token: string): Promise<void>;
   /**
-   * Renews the lease every third of it until the returned function is called. A renewal that finds the claim
-   * taken by another delivery stops, logs at error level and calls `lost` with a `lease_lost` error.
+   * Renews the lease every third of it (and at once, with `now`) until the returned function is called. A renewal
+   * that finds the claim taken by another delivery stops, logs at error level and calls `lost` with a `lease_lost`
+   * error.
    */
-  keep(id: string, token: string, lost: (reason: WebhookError) => void): () => void;
+  keep(id: string, token: string, lost: (reason: WebhookError) => void, now?: boolean): () => void;
 }
 
 /**
@@ -69,9 +70,9 @@ export function createClaims({
         (error) => notReleased(error, id),
       );
     },
-    keep(id, token, lost) {
+    keep(id, token, lost, now = false) {
       let stopped = false;
-      const timer = setInterval(() => {
+      const renew = (): void => {
         call(() => store.renew(id, token, leaseMs)).then(
           (held) => {
             if (held || stopped) return;
@@ -90,7 +91,9 @@ export function createClaims({
           // A store that cannot be reached is tried again at the next renewal: the lease may still hold.
           (error) => logger.warn({ eventId: id, err: error }, 'workforce-webhooks: lease renewal failed'),
         );
-      }, leaseMs / 3);
+      };
+      const timer = setInterval(renew, leaseMs / 3);
+      if (now) renew();
       const stop = (): void => {
         stopped = true;
         clearInterval(timer);

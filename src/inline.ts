@@ -53,6 +53,8 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
     if (isLeaseLost(outcome.error)) return;
     const completed = outcome.error instanceof HandlerFailure ? outcome.error.completed : [];
     const handedOver = await handOverUntilTaken({ ...job, attemptsMade: 1, completed }, token);
+    // The claim was taken while the queue refused (logged by the renewal): the event is another delivery's now.
+    if (handedOver === undefined) return;
     // The sender already has its 202: an event no queue would take is announced, never dropped silently.
     if (handedOver.status === 202) onRetry?.(job, 1);
     else {
@@ -70,11 +72,27 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
 
   // A queue takes an event already answered 2xx even when full (the receiver's queues do); a queue that still
   // refuses, or cannot be reached, is asked again a few times before the event is given up as a dead letter.
-  const handOverUntilTaken = async (job: QueuedEvent, token: string): Promise<WebhookResponse> => {
+  // Between tries the claim is renewed (at once, then every third of a lease): the tries outlast a lease, and a
+  // copy of the event must not run meanwhile. Undefined when a renewal found the claim taken.
+  const handOverUntilTaken = async (
+    job: QueuedEvent,
+    token: string,
+  ): Promise<WebhookResponse | undefined> => {
     let answer = await handOver(job, token);
     for (const ms of HAND_OVER_RETRIES_MS) {
       if (answer.status === 202 || closed) break;
+      let taken = false;
+      const stop = claims.keep(
+        job.event.id,
+        token,
+        () => {
+          taken = true;
+        },
+        true,
+      );
       await new Promise((resolve) => setTimeout(resolve, ms));
+      stop();
+      if (taken) return undefined;
       answer = await handOver(job, token);
     }
     return answer;

@@ -363,6 +363,92 @@ describe('inline mode', () => {
     expect((await receiver.deadLetters()).items).toEqual([]);
   });
 
+  it('holds the claim while a refusing queue is asked again after a late failure, so a copy is answered 409', async () => {
+    // A lease of 300 ms, and the hand-over's first wait of 1 s: without renewals the claim would lapse meanwhile.
+    let refusals = 1;
+    const inner = fastQueue();
+    const refusing: EventQueue = {
+      start: (hooks) => inner.start(hooks),
+      enqueue: (job) => (refusals-- > 0 ? Promise.reject(new Error('backend down')) : inner.enqueue(job)),
+      deadLetters: (query) => inner.deadLetters(query),
+      replay: (id) => inner.replay(id),
+      discard: (id) => inner.discard(id),
+      close: (options) => inner.close(options),
+    };
+    const receiver = make({
+      mode: 'inline',
+      queue: refusing,
+      ackDeadlineMs: 50,
+      leaseMs: 300,
+      logger: false,
+    });
+    const attempts: number[] = [];
+    receiver.on('leave.approved', async (_event, ctx) => {
+      attempts.push(ctx.attempt);
+      if (ctx.attempt === 1) {
+        await new Promise((resolve) => setTimeout(resolve, 100)); // past the 50 ms deadline: answered 202 first
+        throw new Error('down');
+      }
+    });
+    const input = await delivery();
+    const answer = await receiver.handle(input);
+    expect(answer.status).toBe(202);
+    await expect.poll(() => refusals).toBe(0); // the first hand-over was refused: the runner waits 1 s
+    await new Promise((resolve) => setTimeout(resolve, 600)); // two leases later
+    expect((await receiver.handle(input)).status).toBe(409);
+    await answer.background;
+    await expect.poll(() => attempts).toEqual([1, 2]);
+    await receiver.close();
+    expect(attempts).toEqual([1, 2]);
+  });
+
+  it('stops handing an event over when a renewal between tries finds its claim taken', async () => {
+    let clock = Date.now();
+    const store = createMemoryStore({ now: () => clock });
+    let refusals = 1;
+    const inner = fastQueue();
+    const refusing: EventQueue = {
+      start: (hooks) => inner.start(hooks),
+      enqueue: (job) => (refusals-- > 0 ? Promise.reject(new Error('backend down')) : inner.enqueue(job)),
+      deadLetters: (query) => inner.deadLetters(query),
+      replay: (id) => inner.replay(id),
+      discard: (id) => inner.discard(id),
+      close: (options) => inner.close(options),
+    };
+    const logger = recordingLogger();
+    const letters: string[] = [];
+    const receiver = make({
+      mode: 'inline',
+      store,
+      queue: refusing,
+      ackDeadlineMs: 50,
+      leaseMs: 300,
+      logger,
+      onDeadLetter: (letter) => void letters.push(letter.event.id),
+    });
+    const attempts: number[] = [];
+    receiver.on('leave.approved', async (_event, ctx) => {
+      attempts.push(ctx.attempt);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      throw new Error('down');
+    });
+    const input = await delivery();
+    const answer = await receiver.handle(input);
+    expect(answer.status).toBe(202);
+    await expect.poll(() => refusals).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    clock += 1000; // the lease lapses (a stalled process), and another delivery of the event takes the claim
+    expect((await store.claim(input.event.id, 60_000)).status).toBe('claimed');
+    await answer.background;
+    await receiver.close();
+    // The other delivery owns the event: it is neither handed over (run again) nor dead-lettered here.
+    expect(attempts).toEqual([1]);
+    expect(letters).toEqual([]);
+    expect(logger.lines.filter((line) => line.level === 'error').map((line) => line.msg)).toContainEqual(
+      expect.stringMatching(/lease was lost/),
+    );
+  });
+
   it('answers 200 after the handlers succeed, and 200 duplicate after', async () => {
     const receiver = make({ mode: 'inline' });
     let ran = 0;
