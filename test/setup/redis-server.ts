@@ -34,11 +34,22 @@ export function hasRedisServer(): boolean {
   return existsSync(REDIS_SERVER_BINARY);
 }
 
-function launch(port: number, dir: string): Promise<ChildProcess> {
-  // No persistence (a restart is an empty Redis, like a lost cache) and noeviction, as the README ("Running several instances") requires.
+/**
+ * Starts redis-server on `port` of 127.0.0.1 with its files in `dir` and `extra` arguments, and resolves once it
+ * accepts connections. No persistence (a restart is an empty Redis, like a lost cache) and noeviction, as the
+ * README ("Running several instances") requires.
+ * @example
+ * const child = await launchRedisServer(port, dir, ['--cluster-enabled', 'yes']);
+ */
+export function launchRedisServer(
+  port: number,
+  dir: string,
+  extra: readonly string[] = [],
+): Promise<ChildProcess> {
   const child = spawn(
     REDIS_SERVER_BINARY,
     [
+      ...extra,
       '--port',
       String(port),
       '--bind',
@@ -70,6 +81,7 @@ function launch(port: number, dir: string): Promise<ChildProcess> {
         clearTimeout(timer);
         child.stdout?.removeAllListeners('data');
         child.stdout?.resume();
+        child.off('exit', exited);
         resolve(child);
       }
     });
@@ -77,7 +89,8 @@ function launch(port: number, dir: string): Promise<ChildProcess> {
       output += chunk.toString();
     });
     child.once('error', fail);
-    child.once('exit', (code) => fail(new Error(`redis-server exited with ${code}`)));
+    const exited = (code: number | null): void => fail(new Error(`redis-server exited with ${code}`));
+    child.once('exit', exited);
   });
 }
 
@@ -89,7 +102,10 @@ function launch(port: number, dir: string): Promise<ChildProcess> {
  */
 export async function startRedisServer(): Promise<RedisServer> {
   const dir = await mkdtemp(join(tmpdir(), 'wfwh-redis-'));
-  const { port, launched } = await onFreePort(async (port) => ({ port, launched: await launch(port, dir) }));
+  const { port, launched } = await onFreePort(async (port) => ({
+    port,
+    launched: await launchRedisServer(port, dir),
+  }));
   let child: ChildProcess | undefined = launched;
   const stop = async ({ crash = false } = {}): Promise<void> => {
     const running = child;
@@ -112,7 +128,7 @@ export async function startRedisServer(): Promise<RedisServer> {
       child?.kill('SIGCONT');
     },
     async start() {
-      if (child === undefined) child = await launch(port, dir);
+      if (child === undefined) child = await launchRedisServer(port, dir);
     },
     async dispose() {
       await stop();

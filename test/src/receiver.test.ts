@@ -32,6 +32,25 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
 }
 
 const fastQueue = (): EventQueue => createMemoryQueue({ backoff: () => 1, attempts: 3 });
+// A memory queue that refuses its first enqueue (the backend down), then takes every job.
+function refusingOnce(): { readonly queue: EventQueue; readonly refusals: number } {
+  const inner = fastQueue();
+  let refusals = 1;
+  const queue: EventQueue = {
+    start: (hooks) => inner.start(hooks),
+    enqueue: (job) => (refusals-- > 0 ? Promise.reject(new Error('backend down')) : inner.enqueue(job)),
+    deadLetters: (query) => inner.deadLetters(query),
+    replay: (id) => inner.replay(id),
+    discard: (id) => inner.discard(id),
+    close: (options) => inner.close(options),
+  };
+  return {
+    queue,
+    get refusals() {
+      return refusals;
+    },
+  };
+}
 const make = (options: Partial<ReceiverOptions> = {}) =>
   createReceiver({ secret, queue: fastQueue(), ...options });
 
@@ -365,19 +384,10 @@ describe('inline mode', () => {
 
   it('holds the claim while a refusing queue is asked again after a late failure, so a copy is answered 409', async () => {
     // A lease of 300 ms, and the hand-over's first wait of 1 s: without renewals the claim would lapse meanwhile.
-    let refusals = 1;
-    const inner = fastQueue();
-    const refusing: EventQueue = {
-      start: (hooks) => inner.start(hooks),
-      enqueue: (job) => (refusals-- > 0 ? Promise.reject(new Error('backend down')) : inner.enqueue(job)),
-      deadLetters: (query) => inner.deadLetters(query),
-      replay: (id) => inner.replay(id),
-      discard: (id) => inner.discard(id),
-      close: (options) => inner.close(options),
-    };
+    const refusing = refusingOnce();
     const receiver = make({
       mode: 'inline',
-      queue: refusing,
+      queue: refusing.queue,
       ackDeadlineMs: 50,
       leaseMs: 300,
       logger: false,
@@ -393,7 +403,7 @@ describe('inline mode', () => {
     const input = await delivery();
     const answer = await receiver.handle(input);
     expect(answer.status).toBe(202);
-    await expect.poll(() => refusals).toBe(0); // the first hand-over was refused: the runner waits 1 s
+    await expect.poll(() => refusing.refusals).toBe(0); // the first hand-over was refused: the runner waits 1 s
     await new Promise((resolve) => setTimeout(resolve, 600)); // two leases later
     expect((await receiver.handle(input)).status).toBe(409);
     await answer.background;
@@ -405,22 +415,13 @@ describe('inline mode', () => {
   it('stops handing an event over when a renewal between tries finds its claim taken', async () => {
     let clock = Date.now();
     const store = createMemoryStore({ now: () => clock });
-    let refusals = 1;
-    const inner = fastQueue();
-    const refusing: EventQueue = {
-      start: (hooks) => inner.start(hooks),
-      enqueue: (job) => (refusals-- > 0 ? Promise.reject(new Error('backend down')) : inner.enqueue(job)),
-      deadLetters: (query) => inner.deadLetters(query),
-      replay: (id) => inner.replay(id),
-      discard: (id) => inner.discard(id),
-      close: (options) => inner.close(options),
-    };
+    const refusing = refusingOnce();
     const logger = recordingLogger();
     const letters: string[] = [];
     const receiver = make({
       mode: 'inline',
       store,
-      queue: refusing,
+      queue: refusing.queue,
       ackDeadlineMs: 50,
       leaseMs: 300,
       logger,
@@ -435,7 +436,7 @@ describe('inline mode', () => {
     const input = await delivery();
     const answer = await receiver.handle(input);
     expect(answer.status).toBe(202);
-    await expect.poll(() => refusals).toBe(0);
+    await expect.poll(() => refusing.refusals).toBe(0);
     await new Promise((resolve) => setTimeout(resolve, 50));
     clock += 1000; // the lease lapses (a stalled process), and another delivery of the event takes the claim
     expect((await store.claim(input.event.id, 60_000)).status).toBe('claimed');

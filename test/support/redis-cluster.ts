@@ -1,12 +1,12 @@
 // Starts and stops a real, throwaway 3-master Redis Cluster on free loopback ports with its own temporary directory.
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { REDIS_SERVER_BINARY } from '../setup/redis-server.js';
+import { launchRedisServer, REDIS_SERVER_BINARY } from '../setup/redis-server.js';
 import { freePort, onFreePort } from './free-port.js';
 
 /** Where the Debian package puts the binary; `REDIS_CLI` overrides it. */
@@ -35,59 +35,16 @@ export function hasRedisCluster(): boolean {
   return found;
 }
 
-function launch(port: number, busPort: number, dir: string): Promise<ChildProcess> {
-  // The bus port is chosen too: the default (port + 10 000) may be taken, or past 65 535, for an ephemeral port.
-  const child = spawn(
-    REDIS_SERVER_BINARY,
-    [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--cluster-enabled',
-      'yes',
-      '--cluster-port',
-      String(busPort),
-      '--cluster-config-file',
-      join(dir, `nodes-${port}.conf`),
-      '--dir',
-      dir,
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--maxmemory-policy',
-      'noeviction',
-      '--logfile',
-      '',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const timer = setTimeout(() => fail(new Error('redis-server did not start within 10 s')), 10_000);
-    const fail = (error: Error): void => {
-      clearTimeout(timer);
-      child.kill('SIGKILL');
-      reject(new Error(`${error.message}\n${output}`));
-    };
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Ready to accept connections')) {
-        clearTimeout(timer);
-        child.stdout?.removeAllListeners('data');
-        child.stdout?.resume();
-        child.removeAllListeners('exit');
-        resolve(child);
-      }
-    });
-    child.stderr?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    child.once('error', fail);
-    child.once('exit', (code) => fail(new Error(`redis-server exited with ${code}`)));
-  });
-}
+// The bus port is chosen too: the default (port + 10 000) may be taken, or past 65 535, for an ephemeral port.
+const launch = (port: number, busPort: number, dir: string): Promise<ChildProcess> =>
+  launchRedisServer(port, dir, [
+    '--cluster-enabled',
+    'yes',
+    '--cluster-port',
+    String(busPort),
+    '--cluster-config-file',
+    join(dir, `nodes-${port}.conf`),
+  ]);
 
 async function stopNode(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
