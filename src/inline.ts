@@ -74,6 +74,20 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
   // refuses, or cannot be reached, is asked again a few times before the event is given up as a dead letter.
   // Between tries the claim is renewed (at once, then every third of a lease): the tries outlast a lease, and a
   // copy of the event must not run meanwhile. Undefined when a renewal found the claim taken.
+  // Waits between hand-over tries, ended at once by `close`; and the late finishes in flight, which `close` awaits.
+  const pauses = new Set<() => void>();
+  const pause = (ms: number): Promise<void> =>
+    new Promise<void>((resolve) => {
+      const end = (): void => {
+        clearTimeout(timer);
+        pauses.delete(end);
+        resolve();
+      };
+      const timer = setTimeout(end, ms);
+      pauses.add(end);
+    });
+  const finishing = new Set<Promise<void>>();
+
   const handOverUntilTaken = async (
     job: QueuedEvent,
     token: string,
@@ -90,7 +104,7 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
         },
         true,
       );
-      await new Promise((resolve) => setTimeout(resolve, ms));
+      await pause(ms);
       stop();
       if (taken) return undefined;
       answer = await handOver(job, token);
@@ -122,10 +136,11 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
       const first = await Promise.race([outcome, deadline]);
       clearTimeout(timer);
       if (first === DEADLINE) {
-        return withBackground(
-          answers.accepted,
-          outcome.then((late) => finishLate(job, token, late)),
-        );
+        const late = outcome.then((result) => finishLate(job, token, result));
+        finishing.add(late);
+        const settled = (): void => void finishing.delete(late);
+        late.then(settled, settled);
+        return withBackground(answers.accepted, late);
       }
       if (first.ok) {
         await claims.complete(id, token);
@@ -144,8 +159,12 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
         timer = setTimeout(resolve, timeoutMs);
       });
       await Promise.race([Promise.all(left.map((run) => run.outcome)), expired]);
-      clearTimeout(timer);
       for (const run of left) run.attempt.abort(reason);
+      // Late failures go to the queue now, while it still takes them (the receiver closes it after this), rather
+      // than after a wait that would outlast the shutdown.
+      for (const end of [...pauses]) end();
+      await Promise.race([Promise.all([...finishing]), expired]);
+      clearTimeout(timer);
     },
   };
 }

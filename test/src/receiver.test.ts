@@ -412,6 +412,33 @@ describe('inline mode', () => {
     expect(attempts).toEqual([1, 2]);
   });
 
+  it('hands a late failure over at close instead of after its wait, while the queue still takes it', async () => {
+    const refusing = refusingOnce();
+    const letters: string[] = [];
+    const receiver = make({
+      mode: 'inline',
+      queue: refusing.queue,
+      ackDeadlineMs: 50,
+      logger: false,
+      onDeadLetter: (letter) => void letters.push(letter.event.id),
+    });
+    const attempts: number[] = [];
+    receiver.on('leave.approved', async (_event, ctx) => {
+      attempts.push(ctx.attempt);
+      if (ctx.attempt === 1) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        throw new Error('down');
+      }
+    });
+    const answer = await receiver.handle(await delivery());
+    expect(answer.status).toBe(202);
+    await expect.poll(() => refusing.refusals).toBe(0); // refused once: the runner would ask again in 1 s
+    await receiver.close();
+    // Handed over during close, and run by the queue's drain: not left to a try after the queue closed.
+    expect(attempts).toEqual([1, 2]);
+    expect(letters).toEqual([]);
+  });
+
   it('stops handing an event over when a renewal between tries finds its claim taken', async () => {
     let clock = Date.now();
     const store = createMemoryStore({ now: () => clock });
