@@ -1,6 +1,7 @@
 // Spec rule 4 done by the receiver, in one process: memory store and queue, through `handle` and over loopback.
 import { createServer } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   byDefaultKeys,
@@ -16,7 +17,7 @@ import {
 } from 'workforce-webhooks';
 import { createNodeHandler } from 'workforce-webhooks/node';
 import { createSignedDelivery } from 'workforce-webhooks/testing';
-import { createOrdering } from '../../src/ordering.js';
+import { createOrdering, markOf } from '../../src/ordering.js';
 import { listen } from '../contract/adapter-listen.js';
 import { recordingLogger } from '../support/logger.js';
 import {
@@ -71,6 +72,22 @@ describe('ordering keys', () => {
     expect(key(event('leave.requested', {}))).toBeUndefined();
     // @ts-expect-error: not a type or prefix of the map
     byDefaultKeys({ 'leave.aproved': () => 'x' });
+  });
+});
+
+describe('markOf', () => {
+  it('starts with the instant in milliseconds as 15 digits, then the digits below, for any RFC 3339 date', () => {
+    fc.assert(
+      // From 1970 to the last millisecond of year 9999 (the envelope's dates have four-digit years).
+      fc.property(fc.integer({ min: 0, max: Date.UTC(9999, 11, 31, 23, 59, 59, 999) }), (ms) => {
+        const occurredAt = new Date(ms).toISOString().replace('Z', '123Z');
+        const mark = markOf({ id: 'x', occurredAt })!;
+        expect(mark).toBe(`${String(ms).padStart(15, '0')}123000 x ${occurredAt}`);
+      }),
+    );
+    // Not ordered: no date, before 1970, or too far ahead for the mark's 15 digits.
+    for (const occurredAt of ['soon', '1969-12-31T23:59:59Z', '+033658-09-27T01:46:40.000Z'])
+      expect(markOf({ id: 'x', occurredAt })).toBeUndefined();
   });
 });
 
