@@ -47,6 +47,27 @@ describe.skipIf(!postgresUrl)('createPostgresStore', () => {
     expect(await row()).toEqual(done);
   });
 
+  it('treats a row its handler transaction committed as done, even when the done mark never replaced its token', async () => {
+    // Postgres went down right after the enqueue: the accept-time done mark (token NULL) never landed, and the
+    // queue ran the event, whose transaction committed. The row keeps the claim's token.
+    const { pool, table, store } = await migrated();
+    const id = crypto.randomUUID();
+    const claim = await store.claim(id, 200);
+    if (claim.status !== 'claimed') throw new Error('expected a claim');
+    const tx = await store.begin(id);
+    if (tx === 'committed') throw new Error('expected a transaction');
+    expect(await tx.commit()).toBe(true);
+    const row = async () =>
+      (await pool.query(`SELECT token, committed FROM ${table} WHERE id = $1`, [id])).rows[0];
+    expect(await row()).toEqual({ token: claim.token, committed: true });
+    await sleep(300); // past the claim's lease: the commit kept the row for the dedupe window
+    // Done for every later delivery, and never given up by the claim's owner.
+    expect(await store.claim(id, 30_000)).toEqual({ status: 'done' });
+    expect(await store.release(id, claim.token)).toBe(false);
+    expect(await store.claim(id, 30_000)).toEqual({ status: 'done' });
+    expect(await row()).toEqual({ token: claim.token, committed: true });
+  });
+
   it('migrates idempotently, from several instances at once, into a schema of your choice', async () => {
     const pool = connectPostgres();
     const schema = uniqueTable('schema');
