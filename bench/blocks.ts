@@ -3,6 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { eventTemplate, githubHeaders, svcHeaders } from './fixtures.js';
+import type { LoadResult } from './load.js';
+import { median, quantile } from './median.js';
 import { PATH } from './servers/common.js';
 
 /** A running server to measure: where it listens, how it signs, and its CPU time so far. */
@@ -209,4 +211,46 @@ export async function spread(
     for (const connection of pool) connection.close();
   }
   return { answered: latenciesMs.length, failures, latenciesMs };
+}
+
+/** One server's round: autocannon's throughput and latency, and the CPU per delivery of each of its blocks. */
+export type Run = LoadResult & { readonly blocks: readonly number[]; readonly blockFailures: number };
+
+/** A server's rounds in one row: the medians of their autocannon figures and of every block's CPU. */
+export interface RunSummary {
+  readonly rps: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly cpu: number;
+  readonly failures: number;
+}
+
+/**
+ * The medians of `runs`, and every failure counted.
+ * @example
+ * const { cpu, p99 } = summarize(runs.get('node:baseline') ?? []);
+ */
+export function summarize(runs: readonly Run[]): RunSummary {
+  return {
+    rps: median(runs.map((r) => r.requestsPerSecond)),
+    p50: median(runs.map((r) => r.p50)),
+    p99: median(runs.map((r) => r.p99)),
+    cpu: median(runs.flatMap((r) => r.blocks)),
+    failures: runs.reduce((sum, r) => sum + r.failures + r.blockFailures, 0),
+  };
+}
+
+/**
+ * Capacity of `ours` against `theirs`, block by block: the two blocks of a step ran back to back, so a slow moment
+ * on the machine hits both. The median of those ratios over every round, and the middle half of them.
+ * @example
+ * const { value, low, high } = pairedCapacity(runs.package, runs.baseline);
+ */
+export function pairedCapacity(
+  ours: readonly Run[],
+  theirs: readonly Run[],
+): { readonly value: number; readonly low: number; readonly high: number } {
+  const against = theirs.flatMap((r) => r.blocks);
+  const ratios = ours.flatMap((r) => r.blocks).map((cpu, i) => (against[i] ?? Number.NaN) / cpu);
+  return { value: median(ratios), low: quantile(ratios, 0.25), high: quantile(ratios, 0.75) };
 }

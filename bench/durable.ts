@@ -5,11 +5,10 @@ import { Redis } from 'ioredis';
 import { createReceiver } from 'workforce-webhooks';
 import { createBullmqQueue } from 'workforce-webhooks/bullmq';
 import { createRedisStore } from 'workforce-webhooks/redis';
-import { interleave } from './blocks.js';
+import { interleave, pairedCapacity, type Run, summarize } from './blocks.js';
 import { durableBaseline } from './durable-baseline.js';
 import { EVENT_TYPE, eventTemplate, SECRET, svcHeaders } from './fixtures.js';
 import { type LoadResult, load } from './load.js';
-import { median, quantile } from './median.js';
 import { pick } from './options.js';
 import { runSection, startRedis } from './redis-server.js';
 import { commandCounts, type PerEvent, perEvent } from './redis-stats.js';
@@ -103,9 +102,6 @@ async function roundTrips(variant: Variant): Promise<Trips> {
   };
 }
 
-/** One server's round: autocannon's latency and the CPU per delivery (processing included) of each block. */
-type Run = LoadResult & { readonly blocks: readonly number[]; readonly blockFailures: number };
-
 async function measureRound(): Promise<Record<Variant, Run>> {
   const servers: ServerProcess[] = [];
   try {
@@ -154,20 +150,9 @@ await runSection(redis, admin, async () => {
   console.error('durable: round trips, one delivery at a time');
   const counted = { baseline: await roundTrips('baseline'), package: await roundTrips('package') };
 
-  const summary = (variant: Variant) => {
-    const list = runs[variant];
-    return {
-      rps: median(list.map((r) => r.requestsPerSecond)),
-      p50: median(list.map((r) => r.p50)),
-      p99: median(list.map((r) => r.p99)),
-      cpu: median(list.flatMap((r) => r.blocks)),
-      failures: list.reduce((sum, r) => sum + r.failures + r.blockFailures, 0),
-    };
-  };
-  const ours = runs.package.flatMap((r) => r.blocks);
-  const theirs = runs.baseline.flatMap((r) => r.blocks);
-  const ratios = ours.map((cpu, i) => theirs[i]! / cpu);
-  const capacity = { value: median(ratios), low: quantile(ratios, 0.25), high: quantile(ratios, 0.75) };
+  const summary = (variant: Variant) => summarize(runs[variant]);
+  // Blocks hold processing too: the CPU of each covers its deliveries accepted and processed.
+  const capacity = pairedCapacity(runs.package, runs.baseline);
   const row = (label: string, variant: Variant): string[] => {
     const s = summary(variant);
     const t = counted[variant];

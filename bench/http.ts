@@ -1,7 +1,6 @@
 // Section 2: each adapter against the hand-written endpoint on the same framework, and Octokit's middleware.
-import { interleave } from './blocks.js';
+import { interleave, pairedCapacity, type Run, summarize } from './blocks.js';
 import { type LoadResult, load } from './load.js';
-import { median, quantile } from './median.js';
 import { pick } from './options.js';
 import { emit, ms, ops, ratio, type Table, type Target } from './report.js';
 import { type ServerProcess, startServer } from './server-process.js';
@@ -64,9 +63,6 @@ const endpointsOf = (framework: Framework): Endpoint[] => [
     : []),
 ];
 
-/** One endpoint's round: autocannon's throughput and latency, and the CPU per delivery of each block. */
-type Run = LoadResult & { readonly blocks: readonly number[]; readonly blockFailures: number };
-
 // A framework's round: every endpoint runs in a process of its own on the server core. Each is warmed up and
 // loaded by autocannon alone (req/s, latency); then the blocks go to each in turn for the capacity ratios.
 async function measureRound(endpoints: readonly Endpoint[]): Promise<Run[]> {
@@ -108,24 +104,8 @@ for (let round = 0; round < ROUNDS; round++) {
   }
 }
 
-const summary = (key: string) => {
-  const list = runs.get(key) ?? [];
-  return {
-    rps: median(list.map((r) => r.requestsPerSecond)),
-    p50: median(list.map((r) => r.p50)),
-    p99: median(list.map((r) => r.p99)),
-    cpu: median(list.flatMap((r) => r.blocks)),
-    failures: list.reduce((sum, r) => sum + r.failures + r.blockFailures, 0),
-  };
-};
-// Capacity of `key` against `against`, block by block: the two blocks of a step ran back to back, so a slow
-// moment on the machine hits both. The median of those ratios over every round, and the middle half of them.
-const paired = (key: string, against: string) => {
-  const ours = (runs.get(key) ?? []).flatMap((r) => r.blocks);
-  const theirs = (runs.get(against) ?? []).flatMap((r) => r.blocks);
-  const ratios = ours.map((cpu, i) => (theirs[i] ?? Number.NaN) / cpu);
-  return { value: median(ratios), low: quantile(ratios, 0.25), high: quantile(ratios, 0.75) };
-};
+const summary = (key: string) => summarize(runs.get(key) ?? []);
+const paired = (key: string, against: string) => pairedCapacity(runs.get(key) ?? [], runs.get(against) ?? []);
 const rows: string[][] = [];
 const targets: Target[] = [];
 for (const framework of available) {
