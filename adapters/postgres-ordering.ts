@@ -2,6 +2,13 @@
 import type { QueryResultRow } from 'pg';
 import type { OrderingStore } from '../src/ordering-store.js';
 
+/**
+ * SQL for `now()` plus the milliseconds of a statement parameter, e.g. `$3`.
+ * @example
+ * `UPDATE t SET expires_at = ${msFromNow('$3')} WHERE id = $1`;
+ */
+export const msFromNow = (parameter: string): string => `now() + ${parameter} * interval '1 millisecond'`;
+
 /** The statements of the ordering table `t` (quoted), beside the dedupe table. */
 export function orderingStatements(t: string): {
   readonly migrate: readonly string[];
@@ -11,7 +18,7 @@ export function orderingStatements(t: string): {
   readonly watermark: string;
   readonly cleanup: string;
 } {
-  const ms = (parameter: string): string => `now() + ${parameter} * interval '1 millisecond'`;
+  const ms = msFromNow;
   // Marks compare byte-wise (COLLATE "C"), as everywhere else, whatever the database's collation.
   const newer = `excluded.mark IS NOT NULL AND (r.mark IS NULL OR r.mark_until < now()
     OR excluded.mark COLLATE "C" > r.mark COLLATE "C")`;

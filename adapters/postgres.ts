@@ -4,7 +4,7 @@ import { withDeadline } from '../src/deadline.js';
 import { ConfigurationError, WebhookError } from '../src/errors.js';
 import { DEFAULT_DONE_TTL_MS, type DedupeStore } from '../src/store.js';
 import type { EventTransaction } from '../src/transaction.js';
-import { createPostgresOrdering, orderingStatements } from './postgres-ordering.js';
+import { createPostgresOrdering, msFromNow, orderingStatements } from './postgres-ordering.js';
 
 declare module '../src/transaction.js' {
   /** With this store, `ctx.transaction()` resolves with a `pg` client inside `BEGIN`. */
@@ -69,7 +69,7 @@ function storeStatements(table: string): {
   readonly cleanup: string;
 } {
   const { table: t, index } = quoteTable(table);
-  const ms = (parameter: string): string => `now() + ${parameter} * interval '1 millisecond'`;
+  const ms = msFromNow;
   return {
     migrate: [
       // A claim holds its owner's token until done (token NULL). `committed`: a handler transaction carried the done mark.
@@ -136,9 +136,10 @@ export function createPostgresStore({
   }
   const sql = storeStatements(table);
   // Ordering (spec rule 4) keeps its leases and watermarks in `<table>_ordering`.
-  const orderingSql = orderingStatements(quoteTable(`${table}_ordering`).table);
+  const orderingTable = quoteTable(`${table}_ordering`).table;
+  const orderingSql = orderingStatements(orderingTable);
   const claimOrdered = `${sql.claim},
-    (SELECT mark FROM ${quoteTable(`${table}_ordering`).table} WHERE record_key = $4 AND mark_until >= now()) AS watermark`;
+    (SELECT mark FROM ${orderingTable} WHERE record_key = $4 AND mark_until >= now()) AS watermark`;
   const ms = (value: number, fallback: number): number =>
     Math.max(1, Math.ceil(Number.isFinite(value) && value > 0 ? value : fallback));
 
