@@ -56,7 +56,7 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
     // The claim was taken while the queue refused (logged by the renewal): the event is another delivery's now.
     if (handedOver === undefined) return;
     // The sender already has its 202: an event no queue would take is announced, never dropped silently.
-    if (handedOver.status === 202) onRetry?.(job, 1);
+    if (handedOver.status === answers.accepted.status) onRetry?.(job, 1);
     else {
       // Held through every try (a refused hand-over keeps it), given up once here.
       await claims.release(job.event.id, token);
@@ -94,7 +94,7 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
   ): Promise<WebhookResponse | undefined> => {
     let answer = await handOver(job, token);
     for (const ms of HAND_OVER_RETRIES_MS) {
-      if (answer.status === 202 || closed) break;
+      if (answer.status === answers.accepted.status || closed) break;
       let taken = false;
       const stop = claims.keep(
         job.event.id,
