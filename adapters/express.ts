@@ -1,10 +1,12 @@
-// Express adapter: the raw bytes from `express.raw()` or the unread stream; a parsed body is refused loudly.
+// Express adapter: the unread stream's raw bytes (or express.raw()'s, if one ran); a parsed body is refused loudly.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HandleInput, Receiver } from '../src/receiver.js';
 import { answerNode, readNodeInput } from './node-io.js';
 
+// Only one fix: with express.raw() in front, Express itself answers an oversized body (its HTML 413) and never a
+// slow one (no 408), so the receiver's limits would no longer hold.
 const EXPRESS_FIX =
-  "the body was parsed before the webhook route (app.use(express.json()) runs first?). Register the route before it, or give it the raw bytes: app.post('/webhooks/workforce', express.raw({ type: '*/*', limit: '1mb' }), createExpressMiddleware(receiver)) (express.raw's own limit is 100kb)";
+  "the body was parsed before the webhook route (app.use(express.json()) runs first?). Mount the webhook route before any body parser: app.all('/webhooks/workforce', createExpressMiddleware(receiver)), then app.use(express.json())";
 
 /**
  * Express middleware (typed on `node:http`, so any Express version fits). Use it as the route's handler.

@@ -48,6 +48,23 @@ export function createFastifyPlugin(
       typeof body === 'string' ? done(new BodyRefused(body)) : done(null, body),
     );
   };
+  // Fastify refuses a Content-Type it cannot parse ("", "json", a list) before any parser runs, where node:http,
+  // Express and Hono read the body: read it here the same way, so the core decides (by the signature, not the type).
+  const readUnparsable = (request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined => {
+    const { raw } = request;
+    const { method, headers } = raw;
+    // A preParsing hook took the socket's stream and the one it handed on is not reachable from here.
+    if (raw.readableFlowing !== null || raw.readableEnded)
+      return answer(reply, { method, headers, bodyProblem: { kind: 'unreadable' } });
+    return new Promise((resolve) =>
+      readBody(raw, declaredLength(headers), limit, bodyTimeoutMs, (body) => {
+        if (typeof body !== 'string') return resolve(answer(reply, { method, headers, body }));
+        // The rest of a refused body is not read: close rather than drain it, as Fastify does for its parsers.
+        reply.header('connection', 'close');
+        resolve(answer(reply, { method, headers, bodyProblem: { kind: body } }));
+      }),
+    );
+  };
   // Registered without fastify-plugin on purpose: the parsers and the error handler below stay in this scope.
   return async (fastify) => {
     // The app's parsers (its JSON one, or a catch-all it added) are inherited: drop them here, keep the bytes.
@@ -55,15 +72,17 @@ export function createFastifyPlugin(
     // The service's own media type by name: Fastify caches that lookup, never the catch-all one.
     fastify.addContentTypeParser('application/json', parse);
     fastify.addContentTypeParser('*', parse);
-    // A body refused by the parser (or by Fastify) ends here, with the connection closed; the core picks the answer.
-    fastify.setErrorHandler((error: { code?: string }, request, reply) => {
+    // A body refused by the parser (or by Fastify while reading it) ends here, with the connection closed; the core
+    // picks the answer. Any other error (an app hook's 503, a rate limiter's 429) is the app's: the parent error
+    // handler answers and logs it.
+    fastify.setErrorHandler((error: Error & { code?: string }, request, reply) => {
       const { method, headers } = request.raw;
-      const kind =
-        error instanceof BodyRefused
-          ? error.kind
-          : error.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
-            ? 'too_large'
-            : 'unreadable';
+      if (error instanceof BodyRefused)
+        return answer(reply, { method, headers, bodyProblem: { kind: error.kind } });
+      const code = error.code;
+      if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return readUnparsable(request, reply);
+      if (code === undefined || !code.startsWith('FST_ERR_CTP_')) throw error;
+      const kind = code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'too_large' : 'unreadable';
       return answer(reply, { method, headers, bodyProblem: { kind } });
     });
     fastify.all(path, (request: FastifyRequest, reply) => {

@@ -4,6 +4,7 @@ import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { type BodyResult, readRequestBody } from '../src/body.js';
 import type { BodyProblem, HandleInput, Receiver } from '../src/receiver.js';
+import type { WebhookResponse } from '../src/responses.js';
 
 const HONO_FIX =
   "the body was read before the webhook handler (c.req.json(), c.req.text() or a validator('json') ran first?), so only re-serialised text is left. Give the webhook route no validator or body middleware: app.post('/webhooks/workforce', createHonoHandler(receiver))";
@@ -16,15 +17,13 @@ const HONO_FIX =
 export function createHonoHandler(
   receiver: Pick<Receiver<unknown>, 'handle' | 'maxBodyBytes' | 'bodyTimeoutMs'>,
 ): (c: Context) => Promise<Response> {
-  // `c.executionCtx` throws where there is none (Node, Bun); a throw per request costs more than the rest of the
-  // adapter, so the first one is remembered: the runtime does not change under a running handler.
-  let executionCtx = true;
   const handle = (input: HandleInput) => receiver.handle(input);
   return async (c) => {
     const { raw } = c.req;
     // On @hono/node-server the Node request's plain header object is at hand (c.env.incoming): read from it,
     // rather than through the Headers wrapper, which normalises every name looked up.
-    const headers = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.headers ?? raw.headers;
+    const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+    const headers = incoming?.headers ?? raw.headers;
     const body = await readHonoBody(c, receiver.maxBodyBytes, receiver.bodyTimeoutMs);
     const answer = handle(
       body instanceof Uint8Array
@@ -32,8 +31,10 @@ export function createHonoHandler(
         : { method: raw.method, headers, bodyProblem: body },
     );
     const response = answer instanceof Promise ? await answer : answer;
-    // Reading `background` makes its promise: only where there is a platform to hand it to.
-    if (executionCtx && response.background !== undefined) executionCtx = keepAlive(c, response.background);
+    // @hono/node-server never has an execution context, and `c.executionCtx` throws where there is none: a throw
+    // per request costs more than the rest of the adapter. Elsewhere it is asked per request, since one isolate
+    // serves requests with a ctx (Workers' fetch) and without (app.request() in a scheduled handler, a test).
+    if (incoming === undefined) keepAlive(c, response);
     // Every answer of the status table carries a JSON body.
     return c.body(response.body, response.status as ContentfulStatusCode, response.headers);
   };
@@ -49,18 +50,20 @@ async function readHonoBody(c: Context, limit: number, timeoutMs: number): Promi
   else if (bodyCache.arrayBuffer !== undefined) result = new Uint8Array(await bodyCache.arrayBuffer);
   else if (bodyCache.blob !== undefined) result = new Uint8Array(await (await bodyCache.blob).arrayBuffer());
   else return { kind: 'raw_body_unavailable', fix: HONO_FIX };
-  return typeof result === 'string' ? { kind: result } : result;
+  if (typeof result !== 'string') return result;
+  // Unread but locked: a middleware took a reader of `c.req.raw.body`.
+  return result === 'taken' ? { kind: 'raw_body_unavailable', fix: HONO_FIX } : { kind: result };
 }
 
-// Hands work to Workers' `waitUntil`; false where there is no execution context (Node, Bun: the process stays
-// alive anyway).
-function keepAlive(c: Context, work: Promise<void>): boolean {
+// Hands the answer's background work to Workers' `waitUntil`, where this request has an execution context. Reading
+// `background` makes its promise: only then, when there is a platform to hand it to.
+function keepAlive(c: Context, response: WebhookResponse): void {
   let ctx: Context['executionCtx'];
   try {
     ctx = c.executionCtx;
   } catch {
-    return false;
+    return;
   }
-  ctx.waitUntil(work);
-  return true;
+  const work = response.background;
+  if (work !== undefined) ctx.waitUntil(work);
 }

@@ -1,14 +1,18 @@
 // Reading a Web `Request` body as bytes, refusing to buffer past a limit or to wait past a deadline.
 
-/** The body, or why it could not be had: over the limit, broken, or not complete within the deadline. */
-export type BodyResult = Uint8Array | 'too_large' | 'unreadable' | 'timeout';
+/**
+ * The body, or why it could not be had: over the limit, broken, not complete within the deadline, or `taken`:
+ * something else read it or holds its stream (a misconfiguration, whose fix the caller names).
+ */
+export type BodyResult = Uint8Array | 'too_large' | 'unreadable' | 'timeout' | 'taken';
 
 /** Ten seconds: the sender's own answer time (spec "Limits"); a body still arriving then is of no use. */
 export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
 
 /**
  * Reads a request body up to `limit` bytes within `timeoutMs`: a larger declared length is refused unread, a body
- * without one is streamed and cancelled as soon as it passes the limit, and one not complete in time is `timeout`.
+ * without one is streamed and cancelled as soon as it passes the limit, one not complete in time is `timeout`, and
+ * one something else already read or locked is `taken`.
  * @example
  * const body = await readRequestBody(request, 1024 * 1024);
  */
@@ -17,6 +21,9 @@ export async function readRequestBody(
   limit: number,
   timeoutMs: number = DEFAULT_BODY_TIMEOUT_MS,
 ): Promise<BodyResult> {
+  // `bodyUsed`, not `body.locked`: on a lazy Request (@hono/node-server's) `body` builds the Web stream that the
+  // one-go read below avoids.
+  if (request.bodyUsed) return 'taken';
   const declared = request.headers.get('content-length');
   if (declared !== null && Number(declared) > limit) return 'too_large';
   const reading: Reading = { reader: undefined };
@@ -29,7 +36,9 @@ export async function readRequestBody(
     }, timeoutMs);
   });
   try {
-    return await Promise.race([read(request, declared !== null, limit, reading), late]);
+    const body = await Promise.race([read(request, declared !== null, limit, reading), late]);
+    // A stream another reader holds fails to read and is left undisturbed; one that broke under this read is not.
+    return body === 'unreadable' && !request.bodyUsed && request.body?.locked === true ? 'taken' : body;
   } finally {
     clearTimeout(timer);
   }
@@ -56,11 +65,12 @@ async function read(
     }
   }
   if (request.body === null) return new Uint8Array(0);
-  const reader = request.body.getReader();
-  reading.reader = reader;
   const chunks: Uint8Array[] = [];
   let total = 0;
   try {
+    // Inside the try: a stream something else locked throws here, and a rejection would be no answer at all.
+    const reader = request.body.getReader();
+    reading.reader = reader;
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;

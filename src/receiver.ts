@@ -477,6 +477,8 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
       return answer instanceof Promise ? answer : Promise.resolve(answer);
     },
     async fetch(request, platform) {
+      const FETCH_FIX =
+        'pass the Request to receiver.fetch (or to the Next route handler) unread: nothing may call request.text(), request.json() or request.arrayBuffer() before it (to look at the body first, read a request.clone())';
       let response: WebhookResponse;
       const { method, headers } = request;
       // Not POST: the body is not read, and the answer (405) is still reported like every other.
@@ -484,9 +486,16 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
       else {
         const body = await readRequestBody(request, maxBodyBytes, bodyTimeoutMs);
         const answer = handleNow(
-          typeof body === 'string'
-            ? { method, headers, bodyProblem: { kind: body } }
-            : { method, headers, body },
+          typeof body !== 'string'
+            ? { method, headers, body }
+            : // 'taken': something read the body first (request.text() in a wrapper, a logging middleware), so
+              // the signed bytes are gone: the host's mistake, answered and logged with the fix, not a bad payload.
+              {
+                method,
+                headers,
+                bodyProblem:
+                  body === 'taken' ? { kind: 'raw_body_unavailable', fix: FETCH_FIX } : { kind: body },
+              },
         );
         response = answer instanceof Promise ? await answer : answer;
       }

@@ -187,3 +187,48 @@ describe('fastify parser scoping (inject)', () => {
     expect(errors.filter((msg) => msg.includes('Fix:'))).toHaveLength(1);
   });
 });
+
+describe("fastify errors that are the app's, not the body's", () => {
+  it("leaves an app hook's 503 to Fastify, which answers and logs it, instead of a 400 invalid_payload", async () => {
+    const { receiver, seen } = watchedReceiver();
+    const logged: string[] = [];
+    const app = Fastify({
+      forceCloseConnections: true,
+      logger: { level: 'error', stream: { write: (line: string) => void logged.push(line) } },
+    });
+    // An app-wide hook (a session store, an auth check) that fails for its own reasons.
+    app.addHook('onRequest', async () => {
+      throw Object.assign(new Error('session store unreachable'), { statusCode: 503 });
+    });
+    await app.register(createFastifyPlugin(receiver, { path: WEBHOOK_PATH }));
+    const { url, close } = await listen(app);
+    onTestFinished(close);
+    const delivery = await leaveApproved();
+    const answer = await fetch(url, { method: 'POST', headers: delivery.headers, body: delivery.body });
+    expect(answer.status).toBe(503);
+    expect(await answer.json()).toMatchObject({ statusCode: 503, message: 'session store unreachable' });
+    expect(logged.some((line) => line.includes('session store unreachable'))).toBe(true);
+    await receiver.close();
+    expect(seen).toEqual([]);
+  });
+
+  it("hands a rate limiter's 429 to the app's own error handler", async () => {
+    const { receiver, seen } = watchedReceiver();
+    const app = fastify();
+    app.setErrorHandler((error: { statusCode?: number }, _request, reply) => {
+      reply.code(error.statusCode ?? 500).send({ error: 'slow_down' });
+    });
+    app.addHook('preHandler', async () => {
+      throw Object.assign(new Error('rate limit exceeded'), { statusCode: 429 });
+    });
+    await app.register(createFastifyPlugin(receiver, { path: WEBHOOK_PATH }));
+    const delivery = await leaveApproved();
+    const answer = await deliver(app, delivery);
+    expect({ status: answer.statusCode, body: answer.json() }).toEqual({
+      status: 429,
+      body: { error: 'slow_down' },
+    });
+    await receiver.close();
+    expect(seen).toEqual([]);
+  });
+});

@@ -2,7 +2,7 @@
 import { createServer } from 'node:http';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createReceiver, type Receiver } from 'workforce-webhooks';
+import { createReceiver, type Logger, type Receiver } from 'workforce-webhooks';
 import { createSignedDelivery } from 'workforce-webhooks/testing';
 import { deferred } from '../contract/adapter-client.js';
 import { leaveApproved } from '../contract/adapter-dedupe.js';
@@ -153,4 +153,76 @@ describe('receiver.fetch with Request objects', () => {
     expect(await response.json()).toEqual({ error: 'invalid_payload' });
     await receiver.close();
   });
+});
+
+/** A logger that keeps the message of every warning and error. */
+function recordingLogger(): Logger & { readonly lines: string[] } {
+  const lines: string[] = [];
+  const keep = (_obj: object, msg?: string): void => {
+    lines.push(msg ?? '');
+  };
+  return { lines, debug() {}, info() {}, warn: keep, error: keep };
+}
+
+describe('receiver.fetch with a body something else read', () => {
+  // Each makes a signed Request whose body is already spent or held: the answer is the misconfiguration's.
+  const spoilers: Record<string, (delivery: Awaited<ReturnType<typeof leaveApproved>>) => Promise<Request>> =
+    {
+      'streamed, read with text()': async (delivery) => {
+        const request = delivery.toRequest(URL_);
+        await request.text();
+        return request;
+      },
+      'with a Content-Length, read with arrayBuffer()': async (delivery) => {
+        const request = new Request(URL_, {
+          method: 'POST',
+          headers: {
+            ...delivery.headers,
+            'content-length': String(new TextEncoder().encode(delivery.body).length),
+          },
+          body: delivery.body,
+        });
+        await request.arrayBuffer();
+        return request;
+      },
+      'streamed, locked by a reader that read nothing': async (delivery) => {
+        const request = delivery.toRequest(URL_);
+        request.body?.getReader();
+        return request;
+      },
+      'with a Content-Length, locked by a reader that read nothing': async (delivery) => {
+        const request = new Request(URL_, {
+          method: 'POST',
+          headers: {
+            ...delivery.headers,
+            'content-length': String(new TextEncoder().encode(delivery.body).length),
+          },
+          body: delivery.body,
+        });
+        request.body?.getReader();
+        return request;
+      },
+    };
+  for (const [name, spoil] of Object.entries(spoilers)) {
+    it(`answers 500 raw_body_unavailable, never rejects, and logs the fix once: ${name}`, async () => {
+      const logger = recordingLogger();
+      const receiver = createReceiver({ secret: CONTRACT_SECRET, logger });
+      let handled = 0;
+      receiver.on('leave.approved', () => {
+        handled++;
+      });
+      for (let i = 0; i < 2; i++) {
+        const response = await receiver.fetch(await spoil(await leaveApproved()));
+        expect({ status: response.status, body: await response.json() }).toEqual({
+          status: 500,
+          body: { error: 'raw_body_unavailable' },
+        });
+      }
+      await receiver.close();
+      expect(handled).toBe(0);
+      const fixes = logger.lines.filter((line) => line.includes('Fix:'));
+      expect(fixes).toHaveLength(1);
+      expect(fixes[0]).toContain('unread');
+    });
+  }
 });

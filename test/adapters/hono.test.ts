@@ -83,6 +83,25 @@ describe('hono body cache', () => {
     await receiver.close();
   });
 
+  it('a middleware that locks c.req.raw.body without reading it gets 500 raw_body_unavailable, not a rejection', async () => {
+    const logger = recordingLogger();
+    const { receiver, seen } = watchedReceiver({ logger });
+    const app = new Hono();
+    app.use(async (c, next) => {
+      c.req.raw.body?.getReader();
+      await next();
+    });
+    app.post(WEBHOOK_PATH, createHonoHandler(receiver));
+    const response = await app.request((await leaveApproved()).toRequest(URL));
+    expect({ status: response.status, body: await response.json() }).toEqual({
+      status: 500,
+      body: { error: 'raw_body_unavailable' },
+    });
+    await receiver.close();
+    expect(seen).toEqual([]);
+    expect(logger.lines.filter((line) => line.msg?.includes('Fix:'))).toHaveLength(1);
+  });
+
   it('c.req.arrayBuffer() first is fine: the cache holds the bytes as sent', async () => {
     const { receiver, seen } = watchedReceiver();
     const app = new Hono();
@@ -121,6 +140,20 @@ describe('hono background work', () => {
     // The work handed over is the handler run itself: once it settles, the event has been handled.
     expect(seen).toEqual([delivery.event.id]);
     await receiver.close();
+  });
+
+  it('hands work to waitUntil for a request with a ctx after one without (same handler, same isolate)', async () => {
+    const { receiver, seen } = watchedReceiver();
+    const app = new Hono().post(WEBHOOK_PATH, createHonoHandler(receiver));
+    // No ctx: app.request() from a scheduled() handler, a Durable Object calling app.fetch(request, env), a test.
+    expect((await app.request((await leaveApproved()).toRequest(URL))).status).toBe(202);
+    const kept: Promise<unknown>[] = [];
+    const ctx = { waitUntil: (p: Promise<unknown>) => kept.push(p), passThroughOnException() {}, props: {} };
+    const delivery = await leaveApproved();
+    expect((await app.fetch(delivery.toRequest(URL), {}, ctx)).status).toBe(202);
+    expect(kept).toHaveLength(1);
+    await kept[0];
+    expect(seen).toContain(delivery.event.id);
   });
 
   it('on Node, where c.executionCtx throws, answers as usual and the work still runs', async () => {

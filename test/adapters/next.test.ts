@@ -4,7 +4,7 @@ import { createAdaptorServer } from '@hono/node-server';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createReceiver } from 'workforce-webhooks';
 import { createNextApiHandler, createNextRouteHandler } from 'workforce-webhooks/next';
-import { expectAnswer, post } from '../contract/adapter-client.js';
+import { expectAnswer, post, postChunked } from '../contract/adapter-client.js';
 import { leaveApproved } from '../contract/adapter-dedupe.js';
 import { listen } from '../contract/adapter-listen.js';
 import { CONTRACT_SECRET, describeAdapterContract, watchedReceiver } from '../contract/adapter-suite.js';
@@ -47,6 +47,34 @@ describe('next route handler outside a Next request', () => {
     expect(seen.sort()).toEqual([first.event.id, second.event.id].sort());
     expect(logger.lines.filter((line) => line.includes('after()'))).toHaveLength(1);
   });
+});
+
+describe('next route handler behind a route that read the body first', () => {
+  for (const framing of ['content-length', 'chunked'] as const) {
+    it(`answers 500 raw_body_unavailable over real HTTP and logs the fix once (${framing})`, async () => {
+      const logger = recordingLogger();
+      const { receiver, seen } = watchedReceiver({ logger });
+      const handler = createNextRouteHandler(receiver);
+      // A route.ts whose POST peeks at the body before delegating.
+      const peekFirst = async (request: Request): Promise<Response> => {
+        await request.text();
+        return handler(request);
+      };
+      const app = await listen(createAdaptorServer({ fetch: peekFirst }) as Server);
+      onTestFinished(() => app.close());
+      for (let i = 0; i < 2; i++) {
+        const delivery = await leaveApproved();
+        const answer =
+          framing === 'chunked' ? await postChunked(app.url, delivery) : await post(app.url, delivery);
+        expectAnswer(answer, 500, { error: 'raw_body_unavailable' });
+      }
+      await receiver.close();
+      expect(seen).toEqual([]);
+      const fixes = logger.lines.filter((line) => line.includes('Fix:'));
+      expect(fixes).toHaveLength(1);
+      expect(fixes[0]).toContain('Next route handler');
+    });
+  }
 });
 
 describe('next pages api handler', () => {

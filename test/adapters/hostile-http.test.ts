@@ -1,0 +1,150 @@
+// Deliveries with a Content-Type no framework can parse ("", "json", a list) through every adapter on loopback: the
+// signature decides, never the media type, and the receiver's own limits still hold (Fastify refuses such a type
+// before any parser runs, so its plugin reads the body itself).
+import { createServer, type Server } from 'node:http';
+import { connect } from 'node:net';
+import { createAdaptorServer } from '@hono/node-server';
+import express from 'express';
+import Fastify from 'fastify';
+import { Hono } from 'hono';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import type { Receiver } from 'workforce-webhooks';
+import { createExpressMiddleware } from 'workforce-webhooks/express';
+import { createFastifyPlugin } from 'workforce-webhooks/fastify';
+import { createHonoHandler } from 'workforce-webhooks/hono';
+import { createNextApiHandler, createNextRouteHandler } from 'workforce-webhooks/next';
+import { createNodeHandler } from 'workforce-webhooks/node';
+import { expectAnswer, send } from '../contract/adapter-client.js';
+import { leaveApproved } from '../contract/adapter-dedupe.js';
+import { listen, WEBHOOK_PATH } from '../contract/adapter-listen.js';
+import { type MountedApp, watchedReceiver } from '../contract/adapter-suite.js';
+
+type Mount = (receiver: Receiver) => Promise<MountedApp>;
+
+// The adapters that read a node:http stream themselves, where a body that stalls must get the receiver's 408.
+const nodeStreamAdapters: Record<string, Mount> = {
+  'node:http': (receiver) => listen(createServer(createNodeHandler(receiver))),
+  Express: (receiver) => {
+    const app = express();
+    app.all(WEBHOOK_PATH, createExpressMiddleware(receiver));
+    return listen(createServer(app));
+  },
+  Fastify: async (receiver) => {
+    const app = Fastify({ forceCloseConnections: true });
+    await app.register(createFastifyPlugin(receiver, { path: WEBHOOK_PATH }));
+    const address = await app.listen({ port: 0, host: '127.0.0.1' });
+    return { url: `${address}${WEBHOOK_PATH}`, close: () => app.close() };
+  },
+  'Hono on @hono/node-server': (receiver) => {
+    const app = new Hono().all(WEBHOOK_PATH, createHonoHandler(receiver));
+    return listen(createAdaptorServer({ fetch: app.fetch }) as Server);
+  },
+  'Next Pages Router': (receiver) => {
+    const handle = createNextApiHandler(receiver);
+    return listen(createServer((req, res) => void handle(req, res)));
+  },
+};
+
+const adapters: Record<string, Mount> = {
+  ...nodeStreamAdapters,
+  'Next App Router': (receiver) =>
+    listen(createAdaptorServer({ fetch: createNextRouteHandler(receiver) }) as Server),
+};
+
+const ODD_TYPES = ['', 'json', 'application/json, text/plain'];
+
+async function mounted(mount: Mount, options: Parameters<typeof watchedReceiver>[0] = {}) {
+  const { receiver, seen } = watchedReceiver(options);
+  const app = await mount(receiver);
+  onTestFinished(() => app.close());
+  return { receiver, seen, url: app.url };
+}
+
+/** Writes a request head and `send`'s chunks on a raw socket; resolves when the server closes it, or after `waitMs`. */
+function rawExchange(
+  url: string,
+  head: Record<string, string>,
+  send: (write: (chunk: string) => void) => void,
+  waitMs: number,
+): Promise<{ readonly text: string; readonly closed: boolean }> {
+  const { hostname, port, pathname } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname);
+    let text = '';
+    const settle = (closed: boolean): void => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ text, closed });
+    };
+    const timer = setTimeout(() => settle(false), waitMs);
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => {
+      text += chunk;
+    });
+    socket.on('close', () => settle(true));
+    socket.on('error', () => settle(true));
+    socket.on('connect', () => {
+      const lines = [`POST ${pathname} HTTP/1.1`, `host: ${hostname}:${port}`];
+      for (const [name, value] of Object.entries(head)) lines.push(`${name}: ${value}`);
+      socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+      send((chunk) => {
+        if (!socket.destroyed) socket.write(chunk);
+      });
+    });
+  });
+}
+
+for (const [name, mount] of Object.entries(adapters)) {
+  describe(`${name} with a Content-Type nothing can parse`, () => {
+    for (const type of ODD_TYPES) {
+      it(`accepts a validly signed delivery with Content-Type ${JSON.stringify(type)}`, async () => {
+        const { receiver, seen, url } = await mounted(mount);
+        const delivery = await leaveApproved();
+        const headers = { ...delivery.headers, 'content-type': type };
+        expectAnswer(await send(url, { method: 'POST', headers, body: delivery.body }), 202, {
+          received: true,
+        });
+        await receiver.close();
+        expect(seen).toEqual([delivery.event.id]);
+      });
+    }
+
+    it('still checks the signature: a forged one is 400 signature_mismatch', async () => {
+      const { receiver, seen, url } = await mounted(mount);
+      const forged = await leaveApproved({ secret: 'whsec_someone_else' });
+      const headers = { ...forged.headers, 'content-type': 'json' };
+      expectAnswer(await send(url, { method: 'POST', headers, body: forged.body }), 400, {
+        error: 'signature_mismatch',
+      });
+      await receiver.close();
+      expect(seen).toEqual([]);
+    });
+
+    it('answers a body over maxBodyBytes 413 payload_too_large', async () => {
+      const { url } = await mounted(mount, { maxBodyBytes: 1024 });
+      const { headers } = await leaveApproved();
+      const body = `{"padding":"${'x'.repeat(4096)}"}`;
+      const answer = await send(url, { method: 'POST', headers: { ...headers, 'content-type': '' }, body });
+      expectAnswer(answer, 413, { error: 'payload_too_large' });
+    });
+  });
+}
+
+for (const [name, mount] of Object.entries(nodeStreamAdapters)) {
+  it(`${name}: a delivery with Content-Type "json" that stalls is answered 408 at bodyTimeoutMs and closed`, async () => {
+    const { receiver, seen, url } = await mounted(mount, { bodyTimeoutMs: 300 });
+    const delivery = await leaveApproved();
+    const head = {
+      ...delivery.headers,
+      'content-type': 'json',
+      'content-length': String(Buffer.byteLength(delivery.body)),
+    };
+    // Declares the whole body, sends 20 bytes of it; answered long before Node's own 300 s request timeout.
+    const result = await rawExchange(url, head, (write) => write(delivery.body.slice(0, 20)), 5000);
+    expect(result.text).toMatch(/^HTTP\/1\.1 408 /);
+    expect(result.text).toContain('{"error":"body_timeout"}');
+    expect(result.closed).toBe(true);
+    await receiver.close();
+    expect(seen).toEqual([]);
+  });
+}
