@@ -1,6 +1,7 @@
 // The Postgres side of ordering (spec rule 4): a per-key lease and watermark in one table, each step one statement.
+import { createHash } from 'node:crypto';
 import type { QueryResultRow } from 'pg';
-import type { OrderingStore } from '../src/ordering-store.js';
+import { LAPSED_KEPT_MS, type OrderingStore } from '../src/ordering-store.js';
 
 /**
  * SQL for `now()` plus the milliseconds of a statement parameter, e.g. `$3`.
@@ -8,6 +9,15 @@ import type { OrderingStore } from '../src/ordering-store.js';
  * `UPDATE t SET expires_at = ${msFromNow('$3')} WHERE id = $1`;
  */
 export const msFromNow = (parameter: string): string => `now() + ${parameter} * interval '1 millisecond'`;
+
+/**
+ * The table's key for a record key. A btree entry holds at most 2 704 bytes, so a key that might not fit (over 600
+ * characters, up to 1 800 bytes in UTF-8) is stored as its SHA-256 instead, as the memory and Redis stores take it.
+ * @example
+ * await query(sql.watermark, [recordKey(key)]);
+ */
+export const recordKey = (key: string): string =>
+  key.length <= 600 ? key : `sha256:${createHash('sha256').update(key).digest('hex')}`;
 
 /** The statements of the ordering table `t` (quoted), beside the dedupe table. */
 export function orderingStatements(t: string): {
@@ -19,6 +29,9 @@ export function orderingStatements(t: string): {
   readonly cleanup: string;
 } {
   const ms = msFromNow;
+  // An owner's row is kept LAPSED_KEPT_MS past its lease or hold (`lease_until`), for its retries.
+  const kept = (leaseUntil: string): string =>
+    `${leaseUntil} >= now() - ${LAPSED_KEPT_MS} * interval '1 millisecond'`;
   // Marks compare byte-wise (COLLATE "C"), as everywhere else, whatever the database's collation.
   const newer = `excluded.mark IS NOT NULL AND (r.mark IS NULL OR r.mark_until < now()
     OR excluded.mark COLLATE "C" > r.mark COLLATE "C")`;
@@ -33,11 +46,12 @@ export function orderingStatements(t: string): {
         mark_until timestamptz
       )`,
     ],
-    // Taken when free, lapsed or already the owner's (who keeps `since`); the watermark read from the snapshot.
+    // Taken when free, lapsed or already the owner's (who keeps `since` for LAPSED_KEPT_MS past its lease or hold,
+    // as the cleanup does); the watermark read from the snapshot.
     enter: `WITH taken AS (
         INSERT INTO ${t} AS r (record_key, owner, since, lease_until) VALUES ($1, $2, now(), ${ms('$3')})
         ON CONFLICT (record_key) DO UPDATE SET
-          since = CASE WHEN r.owner = excluded.owner THEN r.since ELSE now() END,
+          since = CASE WHEN r.owner = excluded.owner AND ${kept('r.lease_until')} THEN r.since ELSE now() END,
           owner = excluded.owner, lease_until = excluded.lease_until
         WHERE r.owner IS NULL OR r.owner = excluded.owner OR r.lease_until < now()
         RETURNING 1
@@ -58,9 +72,12 @@ export function orderingStatements(t: string): {
         owner = CASE WHEN r.owner = $2 THEN NULL ELSE r.owner END
       RETURNING COALESCE((SELECT owner FROM old) = $2, false) AS had`,
     watermark: `SELECT mark FROM ${t} WHERE record_key = $1 AND mark_until >= now()`,
+    // A row is gone once its watermark ended and its owner left, or never came back for LAPSED_KEPT_MS past its
+    // lease or hold: until then a failing event's retry keeps `since`, the start of its maxWaitMs bound.
     cleanup: `DELETE FROM ${t} WHERE record_key IN (
         SELECT record_key FROM ${t}
-        WHERE (mark_until IS NULL OR mark_until < now()) AND (lease_until IS NULL OR lease_until < now())
+        WHERE (mark_until IS NULL OR mark_until < now())
+          AND (owner IS NULL OR NOT ${kept('lease_until')})
         LIMIT 500 FOR UPDATE SKIP LOCKED
       )`,
   };
@@ -83,18 +100,24 @@ export function createPostgresOrdering({
     async enter(key, owner, leaseMs) {
       const [row] = await query<{ entered: boolean; watermark: string | null; retry_ms: string | null }>(
         sql.enter,
-        [key, owner, ms(leaseMs)],
+        [recordKey(key), owner, ms(leaseMs)],
       );
       if (row?.entered) return { status: 'entered', watermark: row.watermark ?? undefined };
       return { status: 'busy', retryInMs: Math.max(1, Number(row?.retry_ms ?? 1)) };
     },
-    hold: async (key, owner, maxWaitMs) => (await query(sql.hold, [key, owner, ms(maxWaitMs)])).length === 1,
+    hold: async (key, owner, maxWaitMs) =>
+      (await query(sql.hold, [recordKey(key), owner, ms(maxWaitMs)])).length === 1,
     async leave(key, owner, mark, ttlMs) {
-      const [row] = await query<{ had: boolean }>(sql.leave, [key, owner, mark ?? null, ms(ttlMs)]);
+      const [row] = await query<{ had: boolean }>(sql.leave, [
+        recordKey(key),
+        owner,
+        mark ?? null,
+        ms(ttlMs),
+      ]);
       return row?.had === true;
     },
     async watermark(key) {
-      const [row] = await query<{ mark: string }>(sql.watermark, [key]);
+      const [row] = await query<{ mark: string }>(sql.watermark, [recordKey(key)]);
       return row?.mark;
     },
   };

@@ -4,7 +4,7 @@ import { withDeadline } from '../src/deadline.js';
 import { ConfigurationError, WebhookError } from '../src/errors.js';
 import { DEFAULT_DONE_TTL_MS, type DedupeStore } from '../src/store.js';
 import type { EventTransaction } from '../src/transaction.js';
-import { createPostgresOrdering, msFromNow, orderingStatements } from './postgres-ordering.js';
+import { createPostgresOrdering, msFromNow, orderingStatements, recordKey } from './postgres-ordering.js';
 
 declare module '../src/transaction.js' {
   /** With this store, `ctx.transaction()` resolves with a `pg` client inside `BEGIN`. */
@@ -277,7 +277,7 @@ export function createPostgresStore({
           ? await query<{ claimed: boolean; done: boolean | null }>(sql.claim, values)
           : await query<{ claimed: boolean; done: boolean | null; watermark: string | null }>(claimOrdered, [
               ...values,
-              orderingKey,
+              recordKey(orderingKey),
             ]);
       if (row?.claimed) {
         if (orderingKey === undefined) return { status: 'claimed', token };

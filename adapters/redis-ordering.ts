@@ -1,6 +1,6 @@
 // The Redis side of ordering (spec rule 4): a per-key lease and watermark, each step one atomic Lua script.
 import type { Cluster, Redis } from 'ioredis';
-import type { KeyEntry, OrderingStore } from '../src/ordering-store.js';
+import { type KeyEntry, LAPSED_KEPT_MS, type OrderingStore } from '../src/ordering-store.js';
 import { runScript, type Script, script } from './redis-script.js';
 
 // Redis's clock, so every instance agrees on leases; and a byte-wise comparison of marks (Lua's `<` follows the
@@ -16,17 +16,28 @@ local function newer(a, b)
 end
 `;
 
-// KEYS: lease (hash: owner, since), watermark. ARGV: owner, lease ms. The same owner renews and keeps `since`.
-const ENTER = `${PRELUDE}local owner = redis.call('HGET', KEYS[1], 'owner')
-if owner and owner ~= ARGV[1] then return {0, redis.call('PTTL', KEYS[1])} end
-if owner ~= ARGV[1] then redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'since', now) end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
+// KEYS: lease (hash: owner, since, until), watermark. ARGV: owner, lease ms. The hash outlives `until` (the key's
+// TTL) by LAPSED_KEPT_MS, so the same owner entering again keeps `since`, the start of its maxWaitMs bound; another
+// owner takes the key once `until` passed, with its own `since`. A hash without `until` (written by an earlier
+// version, during a rolling deploy) ends with its key.
+const ENTER = `${PRELUDE}local held = redis.call('HMGET', KEYS[1], 'owner', 'until')
+if held[1] and held[1] ~= ARGV[1] then
+  local ends = held[2] and tonumber(held[2]) or now + redis.call('PTTL', KEYS[1])
+  if ends >= now then return {0, ends - now + 1} end
+end
+local ends = now + tonumber(ARGV[2])
+if held[1] == ARGV[1] then redis.call('HSET', KEYS[1], 'until', ends)
+else redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'since', now, 'until', ends) end
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) + ${LAPSED_KEPT_MS})
 return {1, redis.call('GET', KEYS[2])}`;
 
-// ARGV: owner, max wait ms: the lease now ends `max wait` after the owner first entered.
-const HOLD = `${PRELUDE}if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
-local left = tonumber(redis.call('HGET', KEYS[1], 'since')) + tonumber(ARGV[2]) - now
-if left <= 0 then redis.call('DEL', KEYS[1]) else redis.call('PEXPIRE', KEYS[1], left) end
+// ARGV: owner, max wait ms: the lease now ends `max wait` after the owner first entered (maybe already), and the
+// hash is kept LAPSED_KEPT_MS past that.
+const HOLD = `${PRELUDE}local held = redis.call('HMGET', KEYS[1], 'owner', 'since')
+if held[1] ~= ARGV[1] then return 0 end
+local ends = tonumber(held[2]) + tonumber(ARGV[2])
+redis.call('HSET', KEYS[1], 'until', ends)
+redis.call('PEXPIRE', KEYS[1], math.max(1, ends - now + ${LAPSED_KEPT_MS}))
 return 1`;
 
 // ARGV: owner, mark ('' for none), watermark TTL ms: compare-and-set of the watermark, then the lease given up.
@@ -47,8 +58,8 @@ export interface RedisOrdering {
 }
 
 /**
- * The ordering half of `createRedisStore`: keys `<prefix>lease:{<key>}` and `<prefix>mark:{<key>}` (one hash slot,
- * for Redis Cluster).
+ * The ordering half of `createRedisStore`: keys `<prefix>lease:{<key>}` (owner, since, until; kept a day past
+ * until) and `<prefix>mark:{<key>}` (one hash slot, for Redis Cluster).
  * @example
  * const { ordering } = createRedisOrdering({ client, prefix: 'wfwh:' });
  */

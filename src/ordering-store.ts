@@ -19,7 +19,8 @@ export type KeyEntry =
 export interface OrderingStore {
   /**
    * Takes the key for `owner` for `leaseMs` (or renews it, when `owner` already has it), unless another owner's
-   * lease or hold is live.
+   * lease or hold is live. An owner whose lease or hold lapsed keeps its first entry until another owner takes the
+   * key (this package's stores keep it a day): a failing event's retry keeps the bound of its `hold`.
    */
   enter(key: string, owner: string, leaseMs: number): KeyEntry | Promise<KeyEntry>;
   /**
@@ -36,14 +37,29 @@ export interface OrderingStore {
   watermark(key: string): Promise<string | undefined>;
 }
 
-// Per key: the lease (owner, when it ends, when that owner first entered) and the watermark with its end (ms).
-interface KeyState {
-  owner: string | undefined;
+/**
+ * How long a key's owner and first-entry time outlive its lease or hold when it never leaves: a failing event's
+ * retry that comes back within it keeps the `maxWaitMs` bound of its first run (a queue's backoff is minutes at
+ * most by default), and one that never comes back (its process gone) is forgotten after it. One day.
+ */
+export const LAPSED_KEPT_MS: number = 24 * 60 * 60 * 1000;
+
+// A key's lease or hold: its owner, when it ends, when that owner first entered, and when it is forgotten (ms).
+interface Lease {
+  readonly owner: string;
   until: number;
-  since: number;
-  mark: string | undefined;
-  markUntil: number;
+  readonly since: number;
+  kept: number;
 }
+
+// A key's watermark and when it ends (ms, inclusive).
+interface Mark {
+  mark: string;
+  until: number;
+}
+
+// The fewest leases the table holds before it looks for forgotten ones (then again at twice what it kept).
+const SWEEP_FROM = 1024;
 
 /** The in-process ordering store and the watermark read the memory store's claim makes with it. */
 export interface MemoryOrdering {
@@ -53,61 +69,75 @@ export interface MemoryOrdering {
 }
 
 /**
- * The ordering part of `createMemoryStore`: at most `max` keys, by the injected clock.
+ * The ordering part of `createMemoryStore`, by the injected clock: the watermarks of the last `max` keys left with
+ * one, and every live lease and hold, whatever their number (they are the events in flight).
  * @example
  * const { ordering, watermarkNow } = createMemoryOrdering({ max: 100_000, now: Date.now });
  */
 export function createMemoryOrdering({ max, now }: { max: number; now: () => number }): MemoryOrdering {
-  // Made at the first ordered event: lru-cache sets aside all `max` slots up front, and most receivers order nothing.
-  let table: LRUCache<string, KeyState> | undefined;
-  const keys = (): LRUCache<string, KeyState> => {
-    table ??= new LRUCache({ max });
-    return table;
+  // Leases and holds are never evicted: one pushed out would let a newer event of its key run beside the running
+  // one, or before the failing one's maxWaitMs. An entry goes when its owner leaves, when another owner takes the
+  // lapsed key, or once forgotten (`kept`): met so, or swept when the table has doubled.
+  const leases = new Map<string, Lease>();
+  let sweepAt = SWEEP_FROM;
+  const sweep = (at: number): void => {
+    for (const [key, lease] of leases) if (lease.kept < at) leases.delete(key);
+    sweepAt = Math.max(SWEEP_FROM, leases.size * 2);
   };
-  const watermarkNow = (key: string): string | undefined => {
-    const state = table?.peek(key);
-    return state !== undefined && state.markUntil >= now() ? state.mark : undefined;
+  // Watermarks, in the order they were last moved: bounded by `max`, like the dedupe ids. Made at the first mark:
+  // lru-cache sets aside all `max` slots up front, and most receivers order nothing.
+  let marks: LRUCache<string, Mark> | undefined;
+  const markAt = (key: string, at: number): string | undefined => {
+    const found = marks?.peek(key);
+    return found !== undefined && found.until >= at ? found.mark : undefined;
   };
   // `enter` and `leave` answer at once: an ordered event's two steps cost no promise of their own.
   const ordering: OrderingStore = {
     enter(key, owner, leaseMs) {
       const at = now();
-      let state = keys().get(key);
-      if (state === undefined) {
-        state = { owner: undefined, until: 0, since: at, mark: undefined, markUntil: 0 };
-        keys().set(key, state);
+      const lease = leases.get(key);
+      if (lease !== undefined && lease.kept >= at && lease.owner === owner) {
+        // A retry of the same event (or its renewal) keeps its first entry, the start of its wait bound.
+        lease.until = at + leaseMs;
+        lease.kept = lease.until + LAPSED_KEPT_MS;
+      } else {
+        if (lease !== undefined && lease.until >= at)
+          return { status: 'busy', retryInMs: lease.until - at + 1 };
+        if (lease === undefined && leases.size >= sweepAt) sweep(at);
+        leases.set(key, { owner, until: at + leaseMs, since: at, kept: at + leaseMs + LAPSED_KEPT_MS });
       }
-      if (state.owner !== undefined && state.owner !== owner && state.until >= at)
-        return { status: 'busy', retryInMs: state.until - at + 1 };
-      // The first entry starts the owner's wait bound; a retry of the same event keeps it.
-      if (state.owner !== owner) state.since = at;
-      state.owner = owner;
-      state.until = at + leaseMs;
-      return { status: 'entered', watermark: state.markUntil >= at ? state.mark : undefined };
+      return { status: 'entered', watermark: markAt(key, at) };
     },
     async hold(key, owner, maxWaitMs) {
-      const state = keys().peek(key);
-      if (state === undefined || state.owner !== owner) return false;
-      state.until = state.since + maxWaitMs;
+      const lease = leases.get(key);
+      if (lease === undefined || lease.owner !== owner) return false;
+      if (lease.kept < now()) {
+        leases.delete(key);
+        return false;
+      }
+      lease.until = lease.since + maxWaitMs;
+      lease.kept = lease.until + LAPSED_KEPT_MS;
       return true;
     },
     leave(key, owner, mark, ttlMs) {
       const at = now();
-      const state = keys().peek(key);
-      if (state === undefined) {
-        if (mark !== undefined)
-          keys().set(key, { owner: undefined, until: 0, since: at, mark, markUntil: at + ttlMs });
-        return false;
+      if (mark !== undefined) {
+        marks ??= new LRUCache({ max });
+        const current = marks.peek(key);
+        if (current === undefined) marks.set(key, { mark, until: at + ttlMs });
+        else if (current.until < at || mark > current.mark) {
+          current.mark = mark;
+          current.until = at + ttlMs;
+          marks.set(key, current); // the same entry, now the newest
+        }
       }
-      if (mark !== undefined && (state.markUntil < at || state.mark === undefined || mark > state.mark)) {
-        state.mark = mark;
-        state.markUntil = at + ttlMs;
-      }
-      if (state.owner !== owner) return false;
-      state.owner = undefined;
-      return true;
+      const lease = leases.get(key);
+      if (lease === undefined || lease.owner !== owner) return false;
+      leases.delete(key);
+      return lease.kept >= at;
     },
-    watermark: async (key) => watermarkNow(key),
+    watermark: async (key) => markAt(key, now()),
   };
+  const watermarkNow = (key: string): string | undefined => markAt(key, now());
   return { ordering, watermarkNow };
 }

@@ -58,7 +58,12 @@ export const DEFAULT_DONE_TTL_MS: number = 72 * 60 * 60 * 1000;
 
 /** Options of `createMemoryStore`. */
 export interface MemoryStoreOptions {
-  /** Ids remembered: those of the last `max` claims (at most 2^24). Default 100 000. */
+  /**
+   * Ids remembered: those of the last `max` claims (at most 2^24). Default 100 000. With `ordering`, also the
+   * watermarks remembered: those of the `max` records whose watermark moved last (an older event of a record whose
+   * watermark was forgotten runs, as a redelivery of a forgotten id does). Leases and holds of events in flight are
+   * never forgotten, whatever `max`.
+   */
   readonly max?: number;
   /** The clock (ms), like `Date.now`; leases and done TTLs follow it. */
   readonly now?: () => number;

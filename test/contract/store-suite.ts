@@ -162,6 +162,26 @@ export function runStoreContract(name: string, create: () => Promise<StoreFixtur
         expect((await keys.enter(key, 'b', 30_000)).status).toBe('entered');
       });
 
+      it('takes a record key of any length (4 000 characters here) as any other, one owner at a time', async () => {
+        const { store } = await create();
+        const keys = ordering(store);
+        const key = `${id()}:${'x'.repeat(4_000)}`;
+        const other = `${key.slice(0, -1)}y`;
+        expect((await keys.enter(key, 'a', 30_000)).status).toBe('entered');
+        expect((await keys.enter(key, 'b', 30_000)).status).toBe('busy');
+        expect((await keys.enter(other, 'b', 30_000)).status).toBe('entered');
+        expect(await keys.hold(key, 'a', 30_000)).toBe(true);
+        const newer = mark(2);
+        expect(await keys.leave(key, 'a', newer, DAY)).toBe(true);
+        expect(await keys.watermark(key)).toBe(newer);
+        expect(await keys.watermark(other)).toBeUndefined();
+        expect(await store.claim(id(), 30_000, key)).toEqual({
+          status: 'claimed',
+          token: expect.any(String),
+          watermark: newer,
+        });
+      });
+
       it('lets a key whose lease lapsed (a crashed owner) be taken', async () => {
         const { store, elapse } = await create();
         const keys = ordering(store);
@@ -211,6 +231,29 @@ export function runStoreContract(name: string, create: () => Promise<StoreFixtur
         expect((await keys.enter(key, 'newer', 30_000)).status).toBe('busy');
         await elapse(lease * 2);
         expect((await keys.enter(key, 'newer', 30_000)).status).toBe('entered');
+      });
+
+      it('keeps the first entry of an owner retried after its hold lapsed; another owner starts its own', async () => {
+        const { store, elapse } = await create();
+        const keys = ordering(store);
+        const key = id();
+        await keys.enter(key, 'failing', 30_000);
+        expect(await keys.hold(key, 'failing', lease)).toBe(true);
+        const busy = await keys.enter(key, 'newer', 30_000);
+        expect(busy.status === 'busy' && busy.retryInMs > 0 && busy.retryInMs <= lease + 1).toBe(true);
+        // Its retry comes after the hold lapsed (a backoff longer than maxWaitMs), and fails again.
+        await elapse(lease * 2);
+        expect((await keys.enter(key, 'failing', 30_000)).status).toBe('entered');
+        expect(await keys.hold(key, 'failing', lease)).toBe(true);
+        // It first ran more than maxWaitMs ago: a newer event goes ahead at once, and holds the key from its own
+        // first entry when it fails.
+        expect((await keys.enter(key, 'newer', 30_000)).status).toBe('entered');
+        expect(await keys.hold(key, 'failing', lease)).toBe(false);
+        expect(await keys.hold(key, 'newer', lease)).toBe(true);
+        expect((await keys.enter(key, 'newest', 30_000)).status).toBe('busy');
+        expect(await keys.leave(key, 'failing', undefined, DAY)).toBe(false);
+        expect(await keys.leave(key, 'newer', undefined, DAY)).toBe(true);
+        expect((await keys.enter(key, 'newest', 30_000)).status).toBe('entered');
       });
 
       it('forgets a watermark after its TTL', async () => {

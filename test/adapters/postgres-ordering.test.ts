@@ -1,0 +1,57 @@
+// The Postgres ordering table's cleanup (adapters/postgres-ordering.ts) on a real PostgreSQL: a failing event's
+// lapsed hold keeps its row, and so its first entry, for its retries; rows nobody needs go.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import type { OrderingStore } from 'workforce-webhooks';
+import { createPostgresStore } from 'workforce-webhooks/postgres';
+import { LAPSED_KEPT_MS } from '../../src/ordering-store.js';
+import { connectPostgres, postgresUrl, uniqueTable } from '../setup/postgres-helpers.js';
+
+const DAY = 24 * 60 * 60 * 1000;
+const maxWaitMs = 150;
+
+const migrated = async () => {
+  const pool = connectPostgres();
+  const table = uniqueTable('ordering');
+  const store = createPostgresStore({ pool, table, cleanupIntervalMs: 0 });
+  await store.migrate();
+  if (store.ordering === undefined) throw new Error('the Postgres store has no ordering');
+  return { pool, ordering: `${table}_ordering`, store, keys: store.ordering as OrderingStore };
+};
+
+describe.skipIf(!postgresUrl)('Postgres ordering table cleanup', () => {
+  it("keeps a lapsed hold's first entry through a cleanup, so its retry does not hold newer events again", async () => {
+    const { store, keys } = await migrated();
+    const key = crypto.randomUUID();
+    expect((await keys.enter(key, 'failing', 30_000)).status).toBe('entered');
+    expect(await keys.hold(key, 'failing', maxWaitMs)).toBe(true);
+    await sleep(maxWaitMs * 2);
+    await store.cleanup(); // counts dedupe rows only
+    expect((await keys.enter(key, 'failing', 30_000)).status).toBe('entered');
+    expect(await keys.hold(key, 'failing', maxWaitMs)).toBe(true);
+    expect((await keys.enter(key, 'newer', 30_000)).status).toBe('entered');
+  });
+
+  it('deletes rows whose owner left and whose watermark ended, and holds nobody came back to for a day', async () => {
+    const { pool, ordering, store, keys } = await migrated();
+    const [left, marked, running, forgotten] = Array.from({ length: 4 }, () => crypto.randomUUID());
+    await keys.enter(left!, 'a', 30_000);
+    await keys.leave(left!, 'a', undefined, DAY);
+    await keys.leave(marked!, 'b', '000001700000000000000 b 2023-11-14T22:13:20Z', DAY);
+    await keys.enter(running!, 'c', 30_000);
+    await keys.enter(forgotten!, 'd', 30_000);
+    await keys.hold(forgotten!, 'd', maxWaitMs);
+    await pool.query(
+      `UPDATE ${ordering} SET since = since - $2 * interval '1 millisecond',
+        lease_until = lease_until - $2 * interval '1 millisecond' WHERE record_key = $1`,
+      [forgotten, LAPSED_KEPT_MS + 1000],
+    );
+    await store.cleanup(); // counts dedupe rows only
+    const { rows } = await pool.query(`SELECT record_key FROM ${ordering} ORDER BY record_key`);
+    expect(rows.map((row) => row.record_key)).toEqual([marked, running].sort());
+    // The forgotten hold's event, back after all: a first entry, with a new wait bound.
+    expect((await keys.enter(forgotten!, 'd', 30_000)).status).toBe('entered');
+    expect(await keys.hold(forgotten!, 'd', 60_000)).toBe(true);
+    expect((await keys.enter(forgotten!, 'newer', 30_000)).status).toBe('busy');
+  });
+});
