@@ -98,8 +98,10 @@ export function markOf(event: Pick<WorkforceEvent, 'id' | 'occurredAt'>): string
 
 /** The event a mark was made of. */
 export function markedEvent(mark: string): OrderingMark {
-  const [, id = '', occurredAt = ''] = mark.split(' ');
-  return { id, occurredAt };
+  // The id has no space (a UUID); `occurredAt` may (RFC 3339 allows one for the `T`): it is all that follows.
+  const first = mark.indexOf(' ');
+  const second = mark.indexOf(' ', first + 1);
+  return { id: mark.slice(first + 1, second), occurredAt: mark.slice(second + 1) };
 }
 
 /** What the receiver does with ordering on. */
@@ -122,6 +124,8 @@ export interface Ordering {
 /** What `createOrdering` needs beside the user's options. */
 export interface OrderingSetup extends OrderingOptions {
   readonly store: OrderingStore | undefined;
+  /** The store is shared by other instances (not in-process): a key may be given up where no wake-up reaches. */
+  readonly shared: boolean;
   readonly leaseMs: number;
   readonly doneTtlMs: number;
   readonly logger: Logger;
@@ -132,10 +136,13 @@ export interface OrderingSetup extends OrderingOptions {
 const POLL_MS = 100;
 
 // The attempt as handlers see it: its number and signal, with the key and whether the event is stale.
+// It is also the run's entry in the renewals: when its handlers began, and their promise once they have one.
 class OrderedAttempt implements AttemptContext {
   readonly #attempt: AttemptContext;
   readonly orderingKey: string;
   readonly stale: boolean;
+  readonly startedAt: number = Date.now();
+  ran: Promise<void> | undefined;
   // Made only when the handlers read `signal` or the key's lease is lost: most attempts never need either.
   #lost: AbortController | undefined;
   #signal: AbortSignal | undefined;
@@ -157,6 +164,11 @@ class OrderedAttempt implements AttemptContext {
     return this.#signal;
   }
 
+  /** The attempt ended by its abort (a time limit, a shutdown): read rarely, it makes the attempt's signal. */
+  get aborted(): boolean {
+    return this.#attempt.signal.aborted;
+  }
+
   lose(reason: WebhookError): void {
     this.#lost ??= new AbortController();
     this.#lost.abort(reason);
@@ -173,6 +185,7 @@ export function createOrdering({
   stale = 'skip',
   maxWaitMs = 5 * 60_000,
   store,
+  shared,
   leaseMs,
   doneTtlMs,
   logger,
@@ -209,14 +222,17 @@ export function createOrdering({
     }
     return gate.opened;
   };
-  // The gate (when there is one), or `ms` at the most.
-  const freed = (opened: Promise<void> | undefined, ms: number): Promise<void> =>
+  // The gate (when there is one), or `ms` at the most; sooner when `signal` aborts.
+  const freed = (opened: Promise<unknown> | undefined, ms: number, signal?: AbortSignal): Promise<void> =>
     new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      void opened?.then(() => {
+      const done = (): void => {
         clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
         resolve();
-      });
+      };
+      const timer = setTimeout(done, ms);
+      void opened?.then(done, done);
+      signal?.addEventListener('abort', done, { once: true });
     });
 
   const reportStale = async (event: WorkforceEvent, watermark: string): Promise<void> => {
@@ -276,9 +292,10 @@ export function createOrdering({
     await reportStale(event, watermark);
   };
 
-  // Renews the leases of the keys whose handlers run, every third of a lease, from one timer for all of them: a
-  // timer per event costs more than the rest of its ordering work.
-  const held = new Map<WorkforceEvent, { readonly orderingKey: string; readonly attempt: OrderedAttempt }>();
+  // The events whose handlers run in this process, by id: their leases are renewed every third of a lease, from
+  // one timer for all of them (a timer per event costs more than the rest of its ordering work), and a retry of
+  // one of them waits until its handlers settle.
+  const held = new Map<string, OrderedAttempt>();
   let renewing: ReturnType<typeof setInterval> | undefined;
   const renewAll = (): void => {
     if (held.size === 0) {
@@ -286,18 +303,26 @@ export function createOrdering({
       renewing = undefined;
       return;
     }
-    for (const [event, { orderingKey, attempt }] of held) {
+    const now = Date.now();
+    for (const [eventId, running] of held) {
+      const { orderingKey } = running;
+      // Handlers that outlived their aborted attempt (they ignore their signal) keep the key until `maxWaitMs`
+      // after they began, as a failing event would; then its lease lapses, and the key moves on.
+      if (now - running.startedAt > maxWaitMs && running.aborted) {
+        held.delete(eventId);
+        continue;
+      }
       Promise.resolve()
-        .then(() => store.enter(orderingKey, event.id, leaseMs))
+        .then(() => store.enter(orderingKey, eventId, leaseMs))
         .then(
           (entry) => {
-            if (entry.status !== 'busy' || !held.has(event)) return;
-            held.delete(event);
+            if (entry.status !== 'busy' || held.get(eventId) !== running) return;
+            held.delete(eventId);
             logger.error(
-              { eventId: event.id },
+              { eventId },
               'workforce-webhooks: the ordering key lease was lost to another event of the key while handlers ran; their signal is aborted',
             );
-            attempt.lose(
+            running.lose(
               new WebhookError(
                 'lease_lost',
                 "another event of this record took the key's lease (it lapsed); stop and leave the record to it",
@@ -305,15 +330,12 @@ export function createOrdering({
             );
           },
           (error: unknown) =>
-            logger.warn(
-              { eventId: event.id, err: error },
-              'workforce-webhooks: ordering lease renewal failed',
-            ),
+            logger.warn({ eventId, err: error }, 'workforce-webhooks: ordering lease renewal failed'),
         );
     }
   };
-  const keep = (orderingKey: string, event: WorkforceEvent, attempt: OrderedAttempt): void => {
-    held.set(event, { orderingKey, attempt });
+  const keep = (eventId: string, running: OrderedAttempt): void => {
+    held.set(eventId, running);
     if (renewing === undefined) {
       renewing = setInterval(renewAll, leaseMs / 3);
       renewing.unref?.();
@@ -348,24 +370,30 @@ export function createOrdering({
         if (entry.status === 'busy') return waitForKey(job, attempt, orderingKey, mark, entry);
         const { event } = job;
         const { watermark } = entry;
-        const isStale = watermark !== undefined && mark <= watermark;
+        // Its own mark: an earlier attempt's handlers, past its time limit, all succeeded after all. Done.
+        if (mark === watermark) return leave(orderingKey, event, undefined) ?? Promise.resolve();
+        const isStale = watermark !== undefined && mark < watermark;
         // Not run, not retried, not dead-lettered: the newer event's handlers already brought the record on.
         if (isStale && stale === 'skip') return skip(orderingKey, event, watermark);
         const ordered = new OrderedAttempt(attempt, orderingKey, isStale);
-        keep(orderingKey, event, ordered);
+        keep(event.id, ordered);
         let ran: Promise<void>;
         try {
           ran = process(job, ordered);
         } catch (error) {
           ran = Promise.reject(error);
         }
+        ordered.ran = ran;
+        const done = (): void => {
+          if (held.get(event.id) === ordered) held.delete(event.id);
+        };
         return ran.then(
           () => {
-            held.delete(event);
+            done();
             return leave(orderingKey, event, mark);
           },
           async (error: unknown) => {
-            held.delete(event);
+            done();
             await hold(orderingKey, event);
             throw error;
           },
@@ -382,25 +410,58 @@ export function createOrdering({
         let entry = busy;
         while (entry.status === 'busy') {
           const { retryInMs } = entry;
-          if (waits === 'durable') {
-            // The event may run next on another instance, and the key be given up there: a gate made here would
-            // wait for a wake that never comes, and stay. A durable queue reads `retryInMs`; `ready` uses a gate
-            // another event of this process made, or the delay alone.
-            const delay = Math.min(retryInMs, POLL_MS + Math.random() * POLL_MS);
-            throw new OrderingWait(Math.round(delay), () => freed(gates.get(orderingKey)?.opened, retryInMs));
-          }
-          const opened = gateOf(orderingKey);
-          if (waits === 'local') throw new OrderingWait(retryInMs, () => freed(opened, retryInMs));
-          await freed(opened, retryInMs);
-          entry = await store.enter(orderingKey, job.event.id, leaseMs);
+          // With a durable queue the event may run next on another instance, and with a shared store the key be
+          // given up on another one: a gate made here would wait for a wake that never comes, and stay. Such a
+          // wait looks again soon, with a gate another event of this process made, or the delay alone.
+          const polled = waits === 'durable' || shared;
+          const delay = polled ? Math.min(retryInMs, POLL_MS + Math.random() * POLL_MS) : retryInMs;
+          const opened = polled ? gates.get(orderingKey)?.opened : gateOf(orderingKey);
+          if (waits !== 'inline') throw new OrderingWait(Math.round(delay), () => freed(opened, delay));
+          entry = await enterAfter(job.event.id, attempt, orderingKey, freed(opened, delay, attempt.signal));
         }
         return run(job, attempt, orderingKey, mark, entry);
       };
-      return (job, attempt) => {
+      // An inline run waits in place, as long as its attempt lasts: once that ends (its time limit, a shutdown),
+      // the event is the queue's, and this wait gives up.
+      const enterAfter = async (
+        eventId: string,
+        attempt: AttemptContext,
+        orderingKey: string,
+        wait: Promise<void>,
+      ): Promise<KeyEntry> => {
+        await wait;
+        const { signal } = attempt;
+        if (signal.aborted) throw signal.reason;
+        const entry = await store.enter(orderingKey, eventId, leaseMs);
+        if (!signal.aborted) return entry;
+        if (entry.status === 'entered')
+          await leave(orderingKey, { id: eventId } as WorkforceEvent, undefined);
+        throw signal.reason;
+      };
+      // An earlier attempt of the event still runs here (its handlers outlived its time limit): the event waits
+      // for them as for a key held by another event, and at most a lease at a time.
+      const afterEarlier = (
+        job: QueuedEvent,
+        attempt: AttemptContext,
+        earlier: OrderedAttempt,
+      ): Promise<void> => {
+        if (waits !== 'inline') {
+          const delay = waits === 'durable' ? POLL_MS + Math.random() * POLL_MS : leaseMs;
+          throw new OrderingWait(Math.round(delay), () => freed(earlier.ran, delay));
+        }
+        return freed(earlier.ran, leaseMs, attempt.signal).then(() => {
+          const { signal } = attempt;
+          if (signal.aborted) throw signal.reason;
+          return ordered(job, attempt);
+        });
+      };
+      const ordered: JobProcessor = (job, attempt) => {
         const { event } = job;
         const orderingKey = keyOf(event);
         const mark = orderingKey === undefined ? undefined : markOf(event);
         if (orderingKey === undefined || mark === undefined) return process(job, attempt);
+        const earlier = held.get(event.id);
+        if (earlier !== undefined) return afterEarlier(job, attempt, earlier);
         let entry: KeyEntry | Promise<KeyEntry>;
         try {
           entry = store.enter(orderingKey, event.id, leaseMs);
@@ -411,6 +472,7 @@ export function createOrdering({
           ? entry.then((found) => run(job, attempt, orderingKey, mark, found))
           : run(job, attempt, orderingKey, mark, entry);
       };
+      return ordered;
     },
     async deadLettered(letter) {
       const orderingKey = keyOf(letter.event);

@@ -155,6 +155,7 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
       : createOrdering({
           ...rest.ordering,
           store: store.ordering,
+          shared: store.inProcess !== true,
           leaseMs,
           doneTtlMs: rest.doneTtlMs,
           logger,

@@ -17,7 +17,7 @@ import {
 } from 'workforce-webhooks';
 import { createNodeHandler } from 'workforce-webhooks/node';
 import { createSignedDelivery } from 'workforce-webhooks/testing';
-import { createOrdering, markOf } from '../../src/ordering.js';
+import { createOrdering, markedEvent, markOf } from '../../src/ordering.js';
 import { listen } from '../contract/adapter-listen.js';
 import { recordingLogger } from '../support/logger.js';
 import {
@@ -88,6 +88,16 @@ describe('markOf', () => {
     // Not ordered: no date, before 1970, or too far ahead for the mark's 15 digits.
     for (const occurredAt of ['soon', '1969-12-31T23:59:59Z', '+033658-09-27T01:46:40.000Z'])
       expect(markOf({ id: 'x', occurredAt })).toBeUndefined();
+  });
+
+  it('gives back the id and occurredAt it was made of, a space in the date included (RFC 3339 allows it)', () => {
+    const id = '6f1d2c3b-0000-4000-8000-0000000000cc';
+    for (const occurredAt of [
+      '2026-11-02T08:00:02.000Z',
+      '2026-11-02 08:00:02.000Z',
+      '2026-11-02 10:00:02+02:00',
+    ])
+      expect(markedEvent(markOf({ id, occurredAt })!)).toEqual({ id, occurredAt });
   });
 });
 
@@ -382,6 +392,7 @@ describe('waiting for a busy key', () => {
     const store = createMemoryStore();
     const ordering = createOrdering({
       store: store.ordering,
+      shared: false,
       leaseMs: 30_000,
       doneTtlMs: 60_000,
       logger: recordingLogger(),
@@ -414,6 +425,30 @@ describe('waiting for a busy key', () => {
     });
     expect(ordering.waitedKeys).toBe(0);
     await (local as OrderingWait).ready;
+  });
+
+  it('looks again soon, with no wake-up kept, when the store is shared by other instances', async () => {
+    const store = createMemoryStore();
+    // A store other instances share (Redis, Postgres): the key may be given up on one of them.
+    const ordering = createOrdering({
+      store: store.ordering,
+      shared: true,
+      leaseMs: 30_000,
+      doneTtlMs: 60_000,
+      logger: recordingLogger(),
+      onStale: undefined,
+    });
+    const key = crypto.randomUUID();
+    await store.ordering!.enter(key, 'an event on another instance', 30_000);
+    const local = await ordering
+      .wrap(async () => {}, 'local')(await ordered(key), attempt)
+      .catch((error) => error);
+    expect(local).toBeInstanceOf(OrderingWait);
+    expect((local as OrderingWait).retryInMs).toBeLessThanOrEqual(200);
+    expect(ordering.waitedKeys).toBe(0);
+    const started = Date.now();
+    await (local as OrderingWait).ready;
+    expect(Date.now() - started).toBeLessThan(1_000);
   });
 });
 

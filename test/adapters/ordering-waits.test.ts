@@ -1,0 +1,209 @@
+// Ordering (spec rule 4) and the waits around a key: handlers that outlive their attempt, inline runs that wait in
+// place, and a key given up on another instance.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { createMemoryQueue, createReceiver, type EventQueue, type WorkforceEvent } from 'workforce-webhooks';
+import { createBullmqQueue } from 'workforce-webhooks/bullmq';
+import { createRedisStore } from 'workforce-webhooks/redis';
+import { createSignedDelivery } from 'workforce-webhooks/testing';
+import { connectRedis, redisUrl, uniqueName } from '../setup/redis-helpers.js';
+
+const secret = 'whsec_ordering_timeout';
+const encoder = new TextEncoder();
+
+async function delivery(type: string, second: number, key: string) {
+  const signed = await createSignedDelivery({
+    secret,
+    type,
+    occurredAt: `2026-11-02T08:00:${String(second).padStart(2, '0')}.000000Z`,
+    data: { leaveRequestId: key } as never,
+  });
+  return { method: 'POST', headers: signed.headers, body: encoder.encode(signed.body) };
+}
+
+async function until(check: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(5);
+  }
+}
+
+interface Backends {
+  readonly name: string;
+  readonly skip: boolean;
+  readonly make: (handlerTimeoutMs: number) => Pick<Parameters<typeof createReceiver>[0], 'store' | 'queue'>;
+}
+
+const backends: Backends[] = [
+  {
+    name: 'memory store × memory queue',
+    skip: false,
+    make: (handlerTimeoutMs) => ({
+      queue: createMemoryQueue({ handlerTimeoutMs, attempts: 3, backoff: () => 0 }),
+    }),
+  },
+  {
+    name: 'Redis store × BullMQ queue',
+    skip: !redisUrl,
+    make: (handlerTimeoutMs) => {
+      const client = connectRedis();
+      const name = uniqueName('ordering-timeout');
+      const queue: EventQueue = createBullmqQueue({
+        connection: client,
+        name,
+        handlerTimeoutMs,
+        attempts: 3,
+        backoff: () => 0,
+      });
+      return { store: createRedisStore({ client, prefix: `${name}:` }), queue };
+    },
+  },
+];
+
+// A handler that ignores `ctx.signal` past `handlerTimeoutMs` keeps running while its queue retries the event. Its
+// key stays its own until it settles, so no newer event of the record runs beside it, and its retry waits for it.
+describe.each(backends)('a handler past its time limit, ordering on: $name', ({ skip, make }) => {
+  // The older event's first attempt takes 800 ms against a 300 ms limit, ignoring its signal; `fails` says how it
+  // ends. The newer event of the same record arrives while it runs.
+  const scenario = async (fails: boolean) => {
+    const receiver = createReceiver({ secret, ...make(300), ordering: {} });
+    onTestFinished(() => receiver.close());
+    const key = crypto.randomUUID();
+    const log: string[] = [];
+    const running = new Set<string>();
+    const overlaps: string[] = [];
+    receiver.on('leave.*', async (event: WorkforceEvent, ctx) => {
+      const who = `${event.type}#${ctx.attempt}`;
+      for (const other of running) overlaps.push(`${who} started while ${other} ran`);
+      running.add(who);
+      log.push(`start ${who}`);
+      const slow = event.type === 'leave.requested' && ctx.attempt === 1;
+      await sleep(slow ? 800 : 50);
+      running.delete(who);
+      log.push(`end ${who}`);
+      if (slow && fails) throw new Error('the calendar is down');
+    });
+    expect((await receiver.handle(await delivery('leave.requested', 1, key))).status).toBe(202);
+    await until(() => log.length > 0, 'the first attempt');
+    expect((await receiver.handle(await delivery('leave.approved', 2, key))).status).toBe(202);
+    await until(() => log.includes('end leave.approved#1'), 'the newer event');
+    return { log, overlaps };
+  };
+
+  it.skipIf(skip)(
+    'runs the newer event only once the late handlers succeeded, and not the older again',
+    async () => {
+      const { log, overlaps } = await scenario(false);
+      expect(overlaps).toEqual([]);
+      // Its handlers all succeeded, late: the retry finds the record's watermark at its own mark, and ends there.
+      expect(log.filter((line) => line.startsWith('start'))).toEqual([
+        'start leave.requested#1',
+        'start leave.approved#1',
+      ]);
+    },
+  );
+
+  it.skipIf(skip)('runs the retry once the late handlers failed, then the newer event', async () => {
+    const { log, overlaps } = await scenario(true);
+    expect(overlaps).toEqual([]);
+    expect(log.filter((line) => line.startsWith('start'))).toEqual([
+      'start leave.requested#1',
+      'start leave.requested#2',
+      'start leave.approved#1',
+    ]);
+  });
+});
+
+describe('inline mode, a key held by a failing event', () => {
+  it('runs an event that waited past its time limit once: the wait ends with the attempt', async () => {
+    const receiver = createReceiver({
+      secret,
+      mode: 'inline',
+      ackDeadlineMs: 100,
+      handlerTimeoutMs: 300,
+      queue: createMemoryQueue({ attempts: 3, backoff: () => 10 }),
+      ordering: { maxWaitMs: 800 },
+    });
+    onTestFinished(() => receiver.close());
+    const key = crypto.randomUUID();
+    const runs: string[] = [];
+    const running = new Set<string>();
+    const overlaps: string[] = [];
+    receiver.on('leave.*', async (event, ctx) => {
+      const who = `${event.type}#${ctx.attempt}`;
+      runs.push(who);
+      if (event.type === 'leave.requested') throw new Error('the calendar is down'); // holds the key 800 ms
+      for (const other of running) overlaps.push(`${who} started while ${other} ran`);
+      running.add(who);
+      await sleep(100);
+      running.delete(who);
+    });
+    expect((await receiver.handle(await delivery('leave.requested', 1, key))).status).toBe(500);
+    const answer = await receiver.handle(await delivery('leave.approved', 2, key));
+    expect(answer.status).toBe(202); // waited past ackDeadlineMs
+    await answer.background; // its attempt reached its time limit while waiting: the queue has it now
+    await until(() => runs.some((run) => run.startsWith('leave.approved')), 'the newer event');
+    await sleep(500);
+    expect({ approved: runs.filter((run) => run.startsWith('leave.approved')), overlaps }).toEqual({
+      approved: ['leave.approved#2'],
+      overlaps: [],
+    });
+  });
+
+  it('runs no handler after close(): a run waiting for its key ends with the receiver', async () => {
+    const receiver = createReceiver({
+      secret,
+      mode: 'inline',
+      ackDeadlineMs: 5000,
+      handlerTimeoutMs: 10_000,
+      ordering: { maxWaitMs: 500 },
+    });
+    const key = crypto.randomUUID();
+    const runs: string[] = [];
+    receiver.on('leave.*', async (event) => {
+      runs.push(event.type);
+      if (event.type === 'leave.requested') throw new Error('fails; the key is held 500 ms');
+    });
+    expect((await receiver.handle(await delivery('leave.requested', 1, key))).status).toBe(500);
+    const waiting = receiver.handle(await delivery('leave.approved', 2, key));
+    await sleep(50);
+    await receiver.close({ timeoutMs: 50 });
+    // Not accepted: the sender sends it again.
+    expect((await waiting).status).toBeGreaterThanOrEqual(500);
+    await sleep(800); // past the hold
+    expect(runs).toEqual(['leave.requested']);
+  });
+});
+
+describe.skipIf(!redisUrl)('Redis store × memory queue, two instances', () => {
+  it('runs the next event of a key soon after the other instance gave the key up', async () => {
+    const prefix = `${uniqueName('ordering-shared')}:`;
+    const client = connectRedis();
+    const times: Record<string, number> = {};
+    const make = () => {
+      const receiver = createReceiver({
+        secret,
+        store: createRedisStore({ client, prefix }),
+        queue: createMemoryQueue(),
+        leaseMs: 5000,
+        ordering: {},
+      });
+      receiver.on('leave.*', async (event) => {
+        times[`start ${event.type}`] = Date.now();
+        await sleep(event.type === 'leave.requested' ? 300 : 1);
+        times[`end ${event.type}`] = Date.now();
+      });
+      onTestFinished(() => receiver.close());
+      return receiver;
+    };
+    const [first, second] = [make(), make()];
+    const key = crypto.randomUUID();
+    expect((await first.handle(await delivery('leave.requested', 1, key))).status).toBe(202);
+    await until(() => times['start leave.requested'] !== undefined, 'the first event');
+    expect((await second.handle(await delivery('leave.approved', 2, key))).status).toBe(202);
+    await until(() => times['end leave.approved'] !== undefined, 'the second event');
+    // It looks again every 100-200 ms, as a BullMQ event does, instead of sleeping out the holder's lease (5 s).
+    expect(times['start leave.approved']! - times['end leave.requested']!).toBeLessThan(2_000);
+  });
+});
