@@ -81,18 +81,35 @@ const SHUTDOWN = 'the receiver closed during this attempt';
 type JobData = QueuedEvent & { readonly lastError?: string };
 type EventJob = Job<JobData>;
 
-// One page of BullMQ's failed set (scored by failure time), newest first, from just after the cursor's job: by
-// its rank while it is still there with the cursor's score, else from the first job not newer than the cursor
-// (the caller skips the ties already read). One atomic read, so failures arriving meanwhile shift nothing.
-const FAILED_PAGE = `local start = 0
-if ARGV[1] ~= '' then
-  if ARGV[2] ~= '' and redis.call('ZSCORE', KEYS[1], ARGV[2]) == ARGV[1] then
-    start = redis.call('ZREVRANK', KEYS[1], ARGV[2]) + 1
-  else
-    start = redis.call('ZCOUNT', KEYS[1], '(' .. ARGV[1], '+inf')
+// One page of BullMQ's failed set (scored by failure time), newest first, from just after the cursor's position,
+// whether or not the cursor's own job is still there (replayed or discarded since). The ties of a failure time come
+// by their ids' bytes, highest first, so a binary search over them finds the first id below the cursor's (one
+// ZREVRANGE per halving: ten for a thousand ties). Ids are compared byte by byte, as Redis orders them (Lua's `<`
+// uses the C library's collation, which may follow the server's locale). One atomic read, so failures arriving
+// meanwhile shift nothing.
+const FAILED_PAGE = `local key, score, id = KEYS[1], ARGV[1], ARGV[2]
+local function below(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+local start = 0
+if score ~= '' then
+  start = redis.call('ZCOUNT', key, '(' .. score, '+inf')
+  local stop = start + redis.call('ZCOUNT', key, score, score)
+  while start < stop do
+    local middle = math.floor((start + stop) / 2)
+    if below(redis.call('ZREVRANGE', key, middle, middle)[1], id) then stop = middle else start = middle + 1 end
   end
 end
-return redis.call('ZREVRANGE', KEYS[1], start, start + tonumber(ARGV[3]) - 1, 'WITHSCORES')`;
+return redis.call('ZREVRANGE', key, start, start + tonumber(ARGV[3]) - 1, 'WITHSCORES')`;
+
+// Drops a dead letter from the failed set when it is there, with the failure time asked for when one is given.
+const FAILED_TAKE = `local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not score or (ARGV[2] ~= '' and tonumber(score) ~= tonumber(ARGV[2])) then return 0 end
+return redis.call('ZREM', KEYS[1], ARGV[1])`;
 
 /** A position in the failed set: a job's failure time (its score, as Redis wrote it) and its id. */
 interface FailedCursor {
@@ -127,6 +144,13 @@ async function outlasts(promise: Promise<unknown>, ms: number): Promise<boolean>
   ]);
   clearTimeout(timer);
   return late;
+}
+
+// Closes `client` gracefully when it answers within `ms`, else drops its connection.
+async function quitWithin(client: Redis, ms: number): Promise<void> {
+  if (client.status !== 'ready') return client.disconnect();
+  const quit = client.quit().catch(() => {});
+  if (await outlasts(quit, ms)) client.disconnect();
 }
 
 /**
@@ -204,22 +228,24 @@ export function createBullmqQueue({
   let closed = false;
   let closing: Promise<void> | undefined;
 
-  // Waits up to `timeoutMs` for running attempts, then aborts them. With Redis unreachable BullMQ's graceful close
-  // would wait for it, so it is forced: running jobs stay stored and another instance takes them over later.
+  // One deadline for the whole close, `timeoutMs` away. Running attempts get all of it but the last fifth (at most
+  // 1 s), kept for the aborted ones to be recorded and the connections to close. A Redis that is stopped or silent
+  // keeps its sockets open and its clients `ready`, so BullMQ's graceful close and `quit` would wait for it: past the
+  // deadline the connections are dropped instead. Running jobs stay stored; another instance takes them over later.
   const shutDown = async (timeoutMs: number): Promise<void> => {
     closed = true;
+    const deadline = performance.now() + timeoutMs;
+    const left = (): number => Math.max(0, deadline - performance.now());
     const reachable = !redis || workerClient?.status === 'ready';
     if (!reachable) abortRunning(SHUTDOWN);
     const settled = Promise.allSettled([worker?.close(!reachable), queue.close()]);
-    if (await outlasts(settled, timeoutMs)) {
+    if (await outlasts(settled, timeoutMs - Math.min(1000, timeoutMs / 5))) {
       abortRunning(SHUTDOWN);
-      await outlasts(settled, timeoutMs);
+      // BullMQ's own connections too (its worker's blocking one, a backend's pool): not waited for.
+      if (await outlasts(settled, left()))
+        void Promise.allSettled([worker?.disconnect(), queue.disconnect()]);
     }
-    await Promise.all(
-      [producer, workerClient].map((client) =>
-        client?.status === 'ready' ? client.quit().catch(() => client.disconnect()) : client?.disconnect(),
-      ),
-    );
+    await Promise.all([producer, workerClient].map((client) => client && quitWithin(client, left())));
   };
 
   // Every delivery that arrives while the producer connects waits on one shared promise: one set of listeners,
@@ -420,17 +446,11 @@ export function createBullmqQueue({
         const window: FailedCursor[] = [];
         for (let i = 0; i < flat.length; i += 2) {
           const entry = { id: flat[i]!, score: flat[i + 1]! };
-          // Ties already read (the cursor's own job was replayed meanwhile) are skipped.
-          if (!isAfter(entry, after)) continue;
           if (Number(entry.score) < filter.since) {
             ended = true;
             break;
           }
           window.push(entry);
-        }
-        if (window.length === 0 && !ended) {
-          after = { id: flat.at(-2)!, score: flat.at(-1)! };
-          continue;
         }
         const wanted = filter.byType ? window : window.slice(0, limit - items.length);
         const jobs = await Promise.all(
@@ -469,17 +489,21 @@ export function createBullmqQueue({
       }
       return true;
     },
-    async discard(eventId) {
+    async discard(eventId, { failedAt } = {}) {
       if (producer !== undefined) {
         await usable();
-        // Taken out of the failed set first, atomically: of a discard and a replay (or two discards) of one
-        // letter, only the first finds it there, so a replayed event is never removed.
-        if ((await producer.zrem(queue.keys.failed!, eventId)) !== 1) return false;
+        // Taken out of the failed set first, atomically and only with the failure time asked for: of a discard and
+        // a replay (or two discards) of one letter, only the first finds it there, so a replayed event is never
+        // removed, nor its newer failure by a discard that listed the older one.
+        const taken = await producer.eval(FAILED_TAKE, 1, queue.keys.failed!, eventId, failedAt ?? '');
+        if (taken !== 1) return false;
         await queue.remove(eventId);
         return true;
       }
       const job = (await queue.getJob(eventId)) as EventJob | undefined;
       if (job === undefined || !(await job.isFailed())) return false;
+      // A letter that failed again since it was listed is a newer one, not the letter asked for.
+      if (failedAt !== undefined && job.finishedOn !== failedAt) return false;
       // Without children: the Postgres backend's subtree removal counts a row a concurrent removal already took,
       // so two discards of one letter would both answer true; the single-row path counts what it deleted.
       return (await queue.remove(eventId, { removeChildren: false })) === 1;

@@ -93,8 +93,8 @@ function storeStatements(table: string): {
         (SELECT token IS NULL OR committed FROM ${t} WHERE id = $1) AS done`,
     // The owner keeps its lease, even one that has passed, while nobody took the id over (a take-over changes the token).
     renew: `UPDATE ${t} SET expires_at = ${ms('$3')} WHERE id = $1 AND token = $2 AND NOT committed RETURNING 1`,
-    complete: `UPDATE ${t} SET token = NULL, expires_at = ${ms('$3')}
-      WHERE id = $1 AND token = $2 AND expires_at >= now() RETURNING 1`,
+    // Like renew: the owner's token, even past its lease while nobody took the id, so a late done mark still lands.
+    complete: `UPDATE ${t} SET token = NULL, expires_at = ${ms('$3')} WHERE id = $1 AND token = $2 RETURNING 1`,
     // A row whose handler transaction committed is done whatever happens to its claim.
     release: `DELETE FROM ${t} WHERE id = $1 AND token = $2 AND expires_at >= now() AND NOT committed RETURNING 1`,
     // Attempts at one event take their turns, and one that comes after a commit sees it.

@@ -25,8 +25,11 @@ export interface RedisStoreOptions {
 const DONE = 'done';
 
 // Compare-on-token scripts: Redis 7.0 has no DELEX / SET IFEQ, so read-compare-write runs atomically in Lua.
-const COMPLETE = `if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('SET', KEYS[1], '${DONE}', 'PX', ARGV[2]) return 1 end return 0`;
+// Complete also marks the id done when the owner's lease lapsed and nobody took it (the key is gone), as renew
+// re-takes it: a done mark held up past the lease (Redis silent after the 202) still lands, so a redelivery stays a
+// duplicate. Another owner's token, or a done mark, is left as it is.
+const COMPLETE = `local held = redis.call('GET', KEYS[1])
+if held == ARGV[1] or not held then redis.call('SET', KEYS[1], '${DONE}', 'PX', ARGV[2]) return 1 end return 0`;
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end return 0`;
 // Renew also re-takes the owner's lease when it lapsed and nobody took the id (the key is gone): a handler that
 // held the event loop past its lease keeps its claim, instead of letting the next copy run beside it.

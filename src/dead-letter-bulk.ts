@@ -36,8 +36,9 @@ type Operation = (letter: DeadLetter) => Promise<boolean>;
 // Pages through the matches newest first and applies `operate` to each, `concurrency` at a time. The queues'
 // cursors neither repeat nor skip a letter as others leave (replayed, discarded) or arrive (a replay failing
 // again is newer than the cursor), so each match is handled once by this call; the queue's own `replay` /
-// `discard` answers true to one caller only, and a replay names the failure it listed, so concurrent calls and
-// instances never double one, even when a letter another call replayed has failed again meanwhile.
+// `discard` answers true to one caller only, and both name the failure they listed, so concurrent calls and
+// instances never double one, nor touch a letter another call replayed that has failed again meanwhile (a newer
+// failure, which this call's filter may leave out).
 async function forEachMatch(
   queue: Pick<EventQueue, 'deadLetters'>,
   filter: DeadLetterFilter,
@@ -102,5 +103,11 @@ export async function discardDeadLetters(
   filter: DeadLetterFilter = {},
   options: BulkOptions = {},
 ): Promise<number> {
-  return (await forEachMatch(queue, filter, (letter) => queue.discard(letter.event.id), options)).succeeded;
+  const { succeeded } = await forEachMatch(
+    queue,
+    filter,
+    (letter) => queue.discard(letter.event.id, { failedAt: letter.failedAt }),
+    options,
+  );
+  return succeeded;
 }

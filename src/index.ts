@@ -44,6 +44,7 @@ export {
   type DeadLetterPage,
   type DeadLetterQuery,
   type DeadLetterTime,
+  type DiscardOptions,
   type EnqueueResult,
   type EventQueue,
   exponentialBackoff,

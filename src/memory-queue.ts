@@ -15,6 +15,7 @@ import {
   type DeadLetter,
   type DeadLetterPage,
   type DeadLetterQuery,
+  type DiscardOptions,
   type EnqueueResult,
   type EventQueue,
   exponentialBackoff,
@@ -238,8 +239,11 @@ class MemoryQueue implements EventQueue {
     return this.#dead.page(query);
   }
 
-  async discard(eventId: string): Promise<boolean> {
-    return this.#dead.take(eventId) !== undefined;
+  async discard(eventId: string, { failedAt }: DiscardOptions = {}): Promise<boolean> {
+    const letter = this.#dead.get(eventId);
+    if (letter === undefined || (failedAt !== undefined && letter.failedAt !== failedAt)) return false;
+    this.#dead.take(eventId);
+    return true;
   }
 
   async replay(eventId: string, { failedAt }: ReplayOptions = {}): Promise<boolean> {

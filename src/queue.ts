@@ -89,8 +89,12 @@ export interface EventQueue {
    * failure: false when it was replayed and failed again since (a bulk replay never runs a letter twice).
    */
   replay(eventId: string, options?: ReplayOptions): Promise<boolean>;
-  /** Drops a dead letter for good; false when there is no such dead letter (or a replay took it first). */
-  discard(eventId: string): Promise<boolean>;
+  /**
+   * Drops a dead letter for good; false when there is no such dead letter (or a replay took it first). With
+   * `failedAt`, only the letter of that failure: false when it was replayed and failed again since (a bulk discard
+   * never drops a newer failure its filter left out).
+   */
+  discard(eventId: string, options?: DiscardOptions): Promise<boolean>;
   /** Jobs held (waiting, retrying, running) and dead letters kept, for telemetry's gauges; cheap to call. */
   counts?(): Promise<QueueCounts>;
   /**
@@ -105,6 +109,12 @@ export interface EventQueue {
 /** Options of `EventQueue.replay`. */
 export interface ReplayOptions {
   /** The letter's `failedAt` as read: a letter that failed again since then is not replayed. */
+  readonly failedAt?: number;
+}
+
+/** Options of `EventQueue.discard`. */
+export interface DiscardOptions {
+  /** The letter's `failedAt` as read: a letter that failed again since then is not discarded. */
   readonly failedAt?: number;
 }
 

@@ -35,7 +35,11 @@ export interface DedupeStore {
    * re-takes it. Either way no live run overlaps the renewed one.
    */
   renew(id: string, token: string, leaseMs: number): Promise<boolean>;
-  /** Marks `id` done for `ttlMs`; false when `token` no longer owns the claim. */
+  /**
+   * Marks `id` done for `ttlMs`, also once the lease of `token` has passed if nobody took the id meanwhile (Redis,
+   * which keeps no trace of a lapsed lease, marks an id it no longer holds); false when another owner holds the id
+   * or it is done.
+   */
   complete(id: string, token: string, ttlMs: number): Promise<boolean>;
   /** Gives the claim up so a later delivery can take it; false when `token` no longer owns it. */
   release(id: string, token: string): Promise<boolean>;
@@ -126,11 +130,11 @@ export function createMemoryStore({ max = 100_000, now = Date.now }: MemoryStore
       return true;
     },
     async complete(id, token, ttlMs) {
-      const at = now();
-      const entry = owned(id, token, at);
-      if (entry === undefined) return false;
+      // As renew: the entry still holds the owner's token while nobody took the id, even past its lease.
+      const entry = entries.peek(id);
+      if (entry === undefined || entry.token !== token) return false;
       entry.token = undefined;
-      entry.expires = at + ttlMs;
+      entry.expires = now() + ttlMs;
       return true;
     },
     async release(id, token) {

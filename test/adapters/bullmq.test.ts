@@ -1,5 +1,6 @@
 // The BullMQ queue on a real redis-server: stored before the 202, one job per event, connections, retention, outages.
 import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -14,6 +15,7 @@ import { createRedisStore } from 'workforce-webhooks/redis';
 import { createSignedDelivery } from 'workforce-webhooks/testing';
 import { queuedEvent } from '../contract/queue-suite.js';
 import { connectRedis, redisUrl, uniqueName } from '../setup/redis-helpers.js';
+import { hasRedisServer, type RedisServer, startRedisServer } from '../setup/redis-server.js';
 
 const secret = 'whsec_bullmq_queue_test';
 const encoder = new TextEncoder();
@@ -231,5 +233,97 @@ describe.skipIf(!redisUrl)('createBullmqQueue', () => {
     const lazy = new Redis(redisUrl, { lazyConnect: true });
     expect(() => createBullmqQueue({ connection: lazy, concurrency: 0 })).toThrow(/concurrency/);
     lazy.disconnect();
+  });
+});
+
+// How long `promise` took to settle, or 'timeout' after `ms`.
+async function timed(promise: Promise<unknown>, ms: number): Promise<number | 'timeout'> {
+  const started = performance.now();
+  const took = (): number => performance.now() - started;
+  return Promise.race([promise.then(took, took), sleep(ms).then(() => 'timeout' as const)]);
+}
+
+describe.skipIf(!redisUrl || !hasRedisServer())('createBullmqQueue with a silent Redis', () => {
+  // A server of the test's own, paused (SIGSTOP: alive, its connections open, silent) before the close.
+  let redis: RedisServer | undefined;
+  afterEach(async () => {
+    redis?.resume();
+    await redis?.dispose();
+    redis = undefined;
+  });
+
+  for (const busy of [false, true]) {
+    it(`closes within its timeoutMs while Redis is paused (${busy ? 'a handler running' : 'idle'})`, {
+      timeout: 30_000,
+    }, async () => {
+      redis = await startRedisServer();
+      let runs = 0;
+      const receiver = createReceiver({
+        secret,
+        store: busy ? createMemoryStore() : createRedisStore({ client: connectRedis(redis.url) }),
+        queue: createBullmqQueue({ connection: connectRedis(redis.url), name: uniqueName('silent-close') }),
+        logger: silentLogger,
+      }).on('leave.approved', async () => {
+        runs++;
+        if (busy) await sleep(300);
+      });
+      expect((await deliver(receiver)).status).toBe(202);
+      await expect.poll(() => runs).toBe(1);
+      redis.pause();
+      const took = await timed(receiver.close({ timeoutMs: 1000 }), 10_000);
+      expect(took).not.toBe('timeout');
+      // One deadline for the whole close; a little slack for the timers.
+      expect(took as number).toBeLessThan(1500);
+    });
+  }
+});
+
+describe.skipIf(!redisUrl)('discardDeadLetters on BullMQ, racing a replay', () => {
+  it('leaves the newer failure of a letter another operator replayed after the discard listed it', async () => {
+    const bullmq = createBullmqQueue({
+      connection: connectRedis(),
+      name: uniqueName('discard-race'),
+      attempts: 1,
+    });
+    // The same queue; only its discard waits for a signal first, to order the race.
+    const go = deferred();
+    let listed!: (id: string) => void;
+    const discarding = new Promise<string>((resolve) => {
+      listed = resolve;
+    });
+    const queue: EventQueue = {
+      ...bullmq,
+      async discard(eventId, options) {
+        listed(eventId);
+        await go.promise;
+        return bullmq.discard(eventId, options);
+      },
+    };
+    let failures = 0;
+    const receiver = createReceiver({ secret, store: createMemoryStore(), queue, logger: silentLogger }).on(
+      'leave.approved',
+      () => {
+        failures++;
+        throw new Error('down');
+      },
+    );
+    toClose.push(receiver);
+    const id = crypto.randomUUID();
+    expect((await deliver(receiver, id)).status).toBe(202);
+    await expect.poll(async () => (await receiver.deadLetters()).items.length).toBe(1);
+    const until = (await receiver.deadLetters()).items[0]!.failedAt + 1;
+
+    // Operator 1 drops every letter that failed before `until` (this one, as listed)...
+    const dropping = receiver.discardDeadLetters({ until });
+    expect(await discarding).toBe(id);
+    // ...operator 2 meanwhile replays it, and it fails again, after `until`.
+    expect(await receiver.replay(id)).toBe(true);
+    await expect
+      .poll(async () => (await receiver.deadLetters()).items[0]?.failedAt ?? 0)
+      .toBeGreaterThan(until);
+    go.resolve();
+    expect(await dropping).toBe(0);
+    expect(failures).toBe(2);
+    expect((await receiver.deadLetters()).items.map((l) => l.event.id)).toEqual([id]);
   });
 });

@@ -1,11 +1,12 @@
 // The Redis store on a real redis-server: one round trip per claim, TTLs, script-cache loss, shared claims, renewal.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { describe, expect, it } from 'vitest';
-import { ConfigurationError, createReceiver } from 'workforce-webhooks';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigurationError, createReceiver, type DedupeStore, silentLogger } from 'workforce-webhooks';
 import { createRedisStore } from 'workforce-webhooks/redis';
 import { createSignedDelivery } from 'workforce-webhooks/testing';
 import { connectRedis, redisUrl, uniqueName } from '../setup/redis-helpers.js';
+import { hasRedisServer, type RedisServer, startRedisServer } from '../setup/redis-server.js';
 
 const secret = 'whsec_redis_store_test';
 const DAY = 24 * 60 * 60 * 1000;
@@ -155,3 +156,59 @@ describe.skipIf(!redisUrl)('a receiver on the Redis store, inline mode', () => {
     await Promise.all([first.close(), second.close()]);
   });
 });
+
+describe.skipIf(!redisUrl || !hasRedisServer())(
+  'a receiver on the Redis store, Redis silent after the 202',
+  () => {
+    // A server of the test's own, paused (SIGSTOP: alive, its connections open, silent) as the done mark is sent.
+    let redis: RedisServer | undefined;
+    afterEach(async () => {
+      redis?.resume();
+      await redis?.dispose();
+      redis = undefined;
+    });
+
+    it('keeps a processed event a duplicate when the pause outlasts the claim lease', {
+      timeout: 30_000,
+    }, async () => {
+      const server = await startRedisServer();
+      redis = server;
+      const redisStore = createRedisStore({ client: connectRedis(server.url) });
+      let pauseNext = true;
+      // The real store; only the moment of the SIGSTOP is chosen: just as the done mark is sent.
+      const store: DedupeStore = {
+        ...redisStore,
+        complete(id, token, ttlMs) {
+          if (pauseNext) {
+            pauseNext = false;
+            server.pause();
+          }
+          return redisStore.complete(id, token, ttlMs);
+        },
+      };
+      const runs: string[] = [];
+      const receiver = createReceiver({
+        secret,
+        store,
+        leaseMs: 1000,
+        storeTimeoutMs: 500,
+        logger: silentLogger,
+      }).on('leave.approved', (event) => void runs.push(event.id));
+      const delivery = await createSignedDelivery({ secret, type: 'leave.approved' });
+      const input = {
+        method: 'POST',
+        headers: delivery.headers,
+        body: new TextEncoder().encode(delivery.body),
+      };
+      expect((await receiver.handle(input)).status).toBe(202);
+      await expect.poll(() => runs).toHaveLength(1);
+      await sleep(2000); // past the 1 s lease: the claim key is gone when Redis answers again
+      server.resume();
+      // The done mark held in the socket lands; the service's repeat of the event (spec rule 3) is a duplicate.
+      await expect.poll(() => connectRedis(server.url).get(`wfwh:${delivery.event.id}`)).toBe('done');
+      expect((await receiver.handle(input)).status).toBe(200);
+      expect(runs).toHaveLength(1);
+      await receiver.close({ timeoutMs: 1000 });
+    });
+  },
+);

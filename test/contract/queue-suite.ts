@@ -207,6 +207,87 @@ export function runQueueContract(name: string, create: (options: QueueContractOp
       expect(await queue.replay(job.event.id, { failedAt: again!.failedAt })).toBe(true);
     });
 
+    it('discards only the failure it was asked for: a letter that failed again since it was read is left', async () => {
+      const { queue, dead } = started({ attempts: 1 }, async () => {
+        await sleep(5); // the second failure lands at a later millisecond than the first
+        throw new HandlerFailure([new Error('down')], []);
+      });
+      const job = queuedEvent();
+      await queue.enqueue(job);
+      await expect.poll(() => dead.length).toBe(1);
+      await expect.poll(async () => (await queue.deadLetters()).items.length).toBe(1);
+      const [first] = (await queue.deadLetters()).items;
+      expect(await queue.replay(job.event.id)).toBe(true);
+      await expect.poll(() => dead.length).toBe(2);
+      await expect
+        .poll(async () => (await queue.deadLetters()).items[0]?.failedAt ?? 0)
+        .toBeGreaterThan(first!.failedAt);
+      const [again] = (await queue.deadLetters()).items;
+      // A bulk discard that listed the first failure, running after a replay and the new failure: the new one stays.
+      expect(await queue.discard(job.event.id, { failedAt: first!.failedAt })).toBe(false);
+      expect((await queue.deadLetters()).items.map((l) => l.event.id)).toEqual([job.event.id]);
+      expect(await queue.discard(job.event.id, { failedAt: again!.failedAt })).toBe(true);
+      expect((await queue.deadLetters()).items).toEqual([]);
+      expect(await queue.discard(job.event.id, { failedAt: again!.failedAt })).toBe(false);
+    });
+
+    it("pages ties (many letters failing in one millisecond) without a repeat or a skip while letters read so far, the cursor's own among them, are discarded or replayed", async () => {
+      const count = 60;
+      const gate = deferred();
+      let arrived = 0;
+      const { queue, dead } = started({ attempts: 1, concurrency: count }, async () => {
+        // Every first attempt fails at the same moment, so that many failures share a millisecond.
+        if (++arrived === count) gate.resolve();
+        await gate.promise;
+        throw new HandlerFailure([new Error('down')], []);
+      });
+      const jobs = Array.from({ length: count }, (_, i) =>
+        queuedEvent({}, i % 3 === 0 ? 'employee.updated' : 'leave.approved'),
+      );
+      await Promise.all(jobs.map((job) => queue.enqueue(job)));
+      await expect.poll(() => dead.length, { timeout: 15_000 }).toBe(count);
+      const discarded = new Set<string>();
+      let replays = 0;
+      const all = async (type?: string): Promise<string[]> =>
+        (await queue.deadLetters({ limit: 1000, ...(type === undefined ? {} : { type }) })).items.map(
+          (l) => l.event.id,
+        );
+
+      for (const type of [undefined, 'leave.*']) {
+        // Every letter is listed (a replayed one has failed again) before the walk starts.
+        await expect.poll(async () => (await all()).length).toBe(count - discarded.size);
+        const listed = await all(type);
+        const gone = new Set<string>(); // discarded or replayed during this walk
+        const seen: string[] = [];
+        let cursor: string | undefined;
+        let round = 0;
+        do {
+          const page = await queue.deadLetters({ limit: 4, cursor, ...(type === undefined ? {} : { type }) });
+          seen.push(...page.items.map((l) => l.event.id));
+          cursor = page.cursor;
+          // Between two reads: the cursor's own letter is discarded or replayed (it fails again, newer than the
+          // cursor), and one read earlier is discarded.
+          const last = page.items.at(-1)?.event.id;
+          if (last !== undefined && !gone.has(last)) {
+            gone.add(last);
+            if (round % 2 === 1 && (await queue.replay(last))) replays++;
+            else if (await queue.discard(last)) discarded.add(last);
+          }
+          const earlier = seen[Math.floor(seen.length / 2)];
+          if (earlier !== undefined && !gone.has(earlier) && (await queue.discard(earlier))) {
+            gone.add(earlier);
+            discarded.add(earlier);
+          }
+          round++;
+        } while (cursor !== undefined);
+        const kept = listed.filter((id) => !gone.has(id));
+        expect(seen.filter((id, i) => seen.indexOf(id) !== i && !gone.has(id))).toEqual([]);
+        expect(kept.filter((id) => !seen.includes(id))).toEqual([]);
+        expect(round).toBeGreaterThan(4);
+        await expect.poll(() => dead.length).toBe(count + replays);
+      }
+    });
+
     it('pages dead letters newest first; a cursor neither repeats nor skips one as others arrive', async () => {
       const { queue, dead } = started({ attempts: 1, concurrency: 4 }, () => {
         throw new HandlerFailure([new Error('down')], []);

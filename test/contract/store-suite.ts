@@ -90,6 +90,17 @@ export function runStoreContract(name: string, create: () => Promise<StoreFixtur
       expect(await store.claim(event, 30_000)).toEqual({ status: 'done' });
     });
 
+    it("marks its owner's lapsed lease done while nobody took the id (a done mark held up past the lease)", async () => {
+      const { store, elapse } = await create();
+      const event = id();
+      const claim = await store.claim(event, lease);
+      if (claim.status !== 'claimed') throw new Error('expected a claim');
+      await elapse(lease * 2);
+      expect(await store.complete(event, claim.token, DAY)).toBe(true);
+      expect(await store.claim(event, 30_000)).toEqual({ status: 'done' });
+      expect(await store.complete(event, claim.token, DAY)).toBe(false);
+    });
+
     it('keeps a renewed claim past its first lease', async () => {
       const { store, elapse } = await create();
       const event = id();

@@ -120,7 +120,23 @@ describe.skipIf(!redisUrl)('inline mode and its lease (Redis store)', () => {
     expect(runs).toBe(1);
   });
 
-  it('logs at error level a done mark that finds the claim gone', async () => {
+  it('logs at error level a done mark that finds the claim taken by another delivery', async () => {
+    const prefix = `${uniqueName('taken')}:`;
+    const logger = recordingLogger();
+    const receiver = inlineReceiver(prefix, logger);
+    const redis = connectRedis();
+    receiver.on('leave.approved', async (event) => {
+      await redis.set(`${prefix}${event.id}`, 'another-delivery-token');
+    });
+    const delivery = await createSignedDelivery({ secret, type: 'leave.approved' });
+    expect((await handle(receiver, delivery)).status).toBe(200);
+    expect(
+      logger.lines.filter((line) => line.level === 'error' && line.obj.eventId === delivery.event.id),
+    ).toHaveLength(1);
+    expect(await redis.get(`${prefix}${delivery.event.id}`)).toBe('another-delivery-token');
+  });
+
+  it('marks the id done when its lease lapsed and nobody took it (the key is gone)', async () => {
     const prefix = `${uniqueName('gone')}:`;
     const logger = recordingLogger();
     const receiver = inlineReceiver(prefix, logger);
@@ -130,8 +146,7 @@ describe.skipIf(!redisUrl)('inline mode and its lease (Redis store)', () => {
     });
     const delivery = await createSignedDelivery({ secret, type: 'leave.approved' });
     expect((await handle(receiver, delivery)).status).toBe(200);
-    expect(
-      logger.lines.filter((line) => line.level === 'error' && line.obj.eventId === delivery.event.id),
-    ).toHaveLength(1);
+    expect(await redis.get(`${prefix}${delivery.event.id}`)).toBe('done');
+    expect(logger.lines.filter((line) => line.level === 'error')).toEqual([]);
   });
 });
