@@ -507,8 +507,10 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     close({ timeoutMs = 10_000 } = {}) {
       drained ??= (async () => {
         closing = true;
+        // One deadline for the whole drain: the queue gets what the inline runs left of it.
+        const end = Date.now() + timeoutMs;
         await inline.close(timeoutMs, new WebhookError('shutting_down', 'the receiver is closing'));
-        await queue.close({ timeoutMs });
+        await queue.close({ timeoutMs: Math.max(1, end - Date.now()) });
       })();
       return drained;
     },

@@ -1,0 +1,43 @@
+// close() in inline mode: the whole drain, inline runs and then the queue, is bounded by the one timeout it was given.
+import { describe, expect, it } from 'vitest';
+import { createReceiver, silentLogger } from 'workforce-webhooks';
+import { createBullmqQueue } from 'workforce-webhooks/bullmq';
+import { createRedisStore } from 'workforce-webhooks/redis';
+import { createSignedDelivery } from 'workforce-webhooks/testing';
+import { connectRedis, redisUrl, uniqueName } from '../setup/redis-helpers.js';
+
+const secret = 'whsec_inline_close_test';
+
+describe.skipIf(!redisUrl)('close() in inline mode, BullMQ queue', () => {
+  it('drains within its timeout while an inline run past its 202 still runs', async () => {
+    const name = uniqueName('inline-close');
+    let runs = 0;
+    const receiver = createReceiver({
+      secret,
+      mode: 'inline',
+      ackDeadlineMs: 100,
+      store: createRedisStore({ client: connectRedis(), prefix: `${name}:` }),
+      queue: createBullmqQueue({ connection: connectRedis(), name }),
+      logger: silentLogger,
+    }).on('leave.approved', (_event, ctx) => {
+      runs++;
+      // A long handler that stops when its signal is aborted, as a well-behaved one does.
+      return new Promise<void>((_resolve, reject) => {
+        ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason));
+      });
+    });
+    const delivery = await createSignedDelivery({ secret, type: 'leave.approved' });
+    const answer = await receiver.handle({
+      method: 'POST',
+      headers: delivery.headers,
+      body: new TextEncoder().encode(delivery.body),
+    });
+    expect(answer.status).toBe(202);
+    const started = performance.now();
+    await receiver.close({ timeoutMs: 2000 });
+    const took = performance.now() - started;
+    expect(runs).toBeGreaterThanOrEqual(1);
+    // Before: the inline runs had the whole timeout, then the queue (which ran the handed-over event) had it again.
+    expect(took).toBeLessThan(3000);
+  });
+});
