@@ -45,6 +45,10 @@ import type {
 
 export type { ReceiverOptions } from './options.js';
 
+// What `receiver.fetch` logs when the Request's body was read before it.
+const FETCH_FIX =
+  'pass the Request to receiver.fetch (or to the Next route handler) unread: nothing may call request.text(), request.json() or request.arrayBuffer() before it (to look at the body first, read a request.clone())';
+
 /** An answer now, or once a store, queue or Web Crypto has answered. */
 type Answer = WebhookResponse | Promise<WebhookResponse>;
 
@@ -478,8 +482,6 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
       return answer instanceof Promise ? answer : Promise.resolve(answer);
     },
     async fetch(request, platform) {
-      const FETCH_FIX =
-        'pass the Request to receiver.fetch (or to the Next route handler) unread: nothing may call request.text(), request.json() or request.arrayBuffer() before it (to look at the body first, read a request.clone())';
       let response: WebhookResponse;
       const { method, headers } = request;
       // Not POST: the body is not read, and the answer (405) is still reported like every other.
