@@ -167,10 +167,15 @@ function unwrap(response: Response, text: string, endpoint: string): unknown {
   return envelope.data;
 }
 
+// An IMF-fixdate, the form of HTTP dates (RFC 9110): `Sun, 06 Nov 1994 08:49:37 GMT`.
+const HTTP_DATE = /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/;
+
 /** `Retry-After` as seconds or an HTTP date, in milliseconds from now; one second when absent or unreadable. */
 function retryAfterMs(value: string | null, now: number): number {
   if (value === null) return 1000;
-  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
-  const at = Date.parse(value);
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  // Anything else Date.parse reads ('1.5', '-1') is not a date the service would send.
+  const at = HTTP_DATE.test(text) ? Date.parse(text) : Number.NaN;
   return Number.isNaN(at) ? 1000 : Math.max(0, at - now);
 }

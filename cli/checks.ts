@@ -67,7 +67,10 @@ export async function runChecks({
   // Marked, so the endpoint's own handlers can tell check's deliveries from the service's.
   const data = { ...(given ?? sampleEventData(type)), [CHECK_MARKER]: true };
   const valid = await createSignedDelivery({ secret, type, data });
-  const slash = url.endsWith('/') ? url.slice(0, -1) : `${url}/`;
+  // The same path with its trailing slash toggled; the query and fragment stay where they are.
+  const toggled = new URL(url);
+  toggled.pathname = toggled.pathname.endsWith('/') ? toggled.pathname.slice(0, -1) : `${toggled.pathname}/`;
+  const slash = toggled.href;
   const checks: Check[] = [
     {
       name: 'forged signature is refused with 400',

@@ -1,7 +1,7 @@
 // `workforce-webhooks send`: one signed delivery to an endpoint, and its answer.
 import { createSignedDelivery } from '../testing/index.js';
 import { DATA_HELP, readData } from './data.js';
-import { type CliIo, integer, parse, required, SECRET_HELP, secretOf } from './io.js';
+import { type CliIo, integer, parse, required, SECRET_HELP, secretOf, UsageError } from './io.js';
 import { postDelivery } from './post.js';
 
 /**
@@ -46,6 +46,7 @@ export async function send(argv: readonly string[], io: CliIo): Promise<number> 
     return 0;
   }
   const url = required(values.url, '--url');
+  if (!URL.canParse(url)) throw new UsageError(`--url is not a URL: ${url}`);
   const type = required(values.type, '--type');
   const secret = secretOf(values.secret, io);
   const timeoutMs = integer(values['timeout-ms'], '--timeout-ms', 10_000);

@@ -102,23 +102,25 @@ export async function createMockService(options: MockServiceOptions = {}): Promi
   const sender = createSender(senderOptions);
   const subscriptions: Subscription[] = [];
 
+  // An event names the organisation of its record (an employee of the second one gets that one's id).
   const emit = async (
     type: string,
     data: Record<string, unknown>,
     { faults }: EmitOptions = {},
+    organization: string = organizationId,
   ): Promise<Emission> => {
     const event = {
       id: crypto.randomUUID(),
       type,
       apiVersion: CURRENT_API_VERSION,
       occurredAt: new Date(now()).toISOString(),
-      organizationId,
+      organizationId: organization,
       data,
     } as WorkforceEvent;
     return { event, attempts: await sender.deliver(event, subscriptions, faults) };
   };
   const emitChange = (change: triggers.Change, options?: EmitOptions): Promise<Emission> =>
-    emit(change.type, change.data, options);
+    emit(change.type, change.data, options, change.organizationId);
 
   return {
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,

@@ -98,6 +98,8 @@ export function createSender({
   const attempts: DeliveryAttempt[] = [];
   const timers = new Set<ReturnType<typeof setTimeout>>();
   let busy = 0;
+  // Set by close(): retries of attempts still in flight then are not scheduled.
+  let closed = false;
   const idle: (() => void)[] = [];
   let batch: Item[] = [];
   const track = async <T>(work: Promise<T>): Promise<T> => {
@@ -155,11 +157,12 @@ export function createSender({
       result = { ...base, error: reason, durationMs: Date.now() - sentAt, ok: false };
     }
     attempts.push(result);
-    if (!result.ok && n <= retryScheduleMs.length) {
+    // Closed meanwhile (the attempt was waiting for its answer): no retry, now or later.
+    if (!result.ok && n <= retryScheduleMs.length && !closed) {
       const timer = setTimeout(
         () => {
           timers.delete(timer);
-          void track(attempt(event, to, deliveryId, n + 1, faults));
+          if (!closed) void track(attempt(event, to, deliveryId, n + 1, faults));
         },
         retryScheduleMs[n - 1],
       );
@@ -202,6 +205,7 @@ export function createSender({
     settled: () =>
       busy === 0 && timers.size === 0 ? Promise.resolve() : new Promise<void>((r) => idle.push(r)),
     close() {
+      closed = true;
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
       if (busy === 0) for (const resolve of idle.splice(0)) resolve();

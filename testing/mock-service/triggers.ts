@@ -7,10 +7,11 @@ import { employeeOf } from './render.js';
 import { mockId } from './rules.js';
 import type { LeaveRequestRow, MockState, ReportRow } from './state.js';
 
-/** An event to send: its type and `data`. */
+/** An event to send: its type, `data`, and the organisation of the record it is about. */
 export interface Change {
   readonly type: string;
   readonly data: Record<string, unknown>;
+  readonly organizationId: string;
 }
 
 /** What an employee asks for in `requestLeave`. */
@@ -35,6 +36,7 @@ const leaveEvent = (
   status: LeaveStatusName,
 ): Change => ({
   type,
+  organizationId: employeeOf(state, row.employeeId).organizationId,
   data: {
     leaveRequestId: row.id,
     employeeId: row.employeeId,
@@ -159,6 +161,7 @@ export function completeAbsenceReport(
   const report = runAbsenceReport(state, organizationId, date, completedAt);
   return {
     type: 'attendance.absence_report.completed',
+    organizationId,
     data: { reportId: report.reportId, reportDate: date },
     report,
   };
@@ -180,6 +183,7 @@ export function approveException(state: MockState, id: string, at: string): Chan
   refreshRecords(state, row.employeeId, row.startDate, row.endDate);
   return {
     type: 'attendance.exception.approved',
+    organizationId: employeeOf(state, row.employeeId).organizationId,
     data: {
       exceptionId: row.id,
       employeeId: row.employeeId,
