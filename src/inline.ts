@@ -116,6 +116,11 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
   return {
     async run(job, token) {
       const id = job.event.id;
+      // Its claim came back after close() began (a store round trip): nothing starts now, the sender retries.
+      if (closed) {
+        await claims.release(id, token);
+        return answers.unavailable.shutting_down;
+      }
       const attempt = startAttempt(process, job, { attempt: 1, timeoutMs: handlerTimeoutMs });
       // A lease found taken by another delivery aborts the handlers' signal: they stop, and nothing is handed on.
       const stopRenewing = claims.keep(id, token, (reason) => attempt.abort(reason));
@@ -147,6 +152,9 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
         return answers.processed;
       }
       await claims.release(id, token);
+      // Cut short by close(), before its answer: no handler failed, the receiver is shutting down.
+      if (first.error instanceof WebhookError && first.error.code === 'shutting_down')
+        return answers.unavailable.shutting_down;
       onRetry?.(job, 1);
       return answers.handlerFailed;
     },

@@ -34,17 +34,21 @@ export function createRefusalReport({
   intervalMs = REPEAT_INTERVAL_MS,
 }: RefusalReportOptions): RefusalReport {
   let verifiedAny = false;
+  // Refusals in a row with one code: a forgery then a stale delivery (the CLI's check) is two lone refusals.
   let run = 0;
+  let runCode: string | undefined;
   const codes = new Map<string, { count: number; last: number; warned: boolean }>();
   return {
     verified() {
       verifiedAny = true;
       run = 0;
+      runCode = undefined;
     },
     refused(code) {
       const hint = HINTS[code];
       if (hint === undefined) return;
-      run += 1;
+      run = code === runCode ? run + 1 : 1;
+      runCode = code;
       let seen = codes.get(code);
       if (seen === undefined) {
         seen = { count: 0, last: Number.NEGATIVE_INFINITY, warned: false };

@@ -1,4 +1,5 @@
 // The receiver's `secret` option: a value now, or a function read at each delivery, so a build can run without it.
+import { errorClassOf } from './dead-letters.js';
 import { ConfigurationError } from './errors.js';
 import { createWarnOnce, type Logger } from './logger.js';
 import { type Secret, secretList } from './signature.js';
@@ -9,6 +10,9 @@ import { type Secret, secretList } from './signature.js';
  * `not_configured` until the secret is there.
  */
 export type SecretOption = Secret | undefined | (() => Secret | undefined);
+
+const isThenable = (value: unknown): value is PromiseLike<unknown> =>
+  typeof (value as PromiseLike<unknown> | null)?.then === 'function';
 
 /** The checked secrets to verify a delivery with now, or `undefined` when none is configured. */
 export type SecretSource = () => readonly string[] | undefined;
@@ -51,17 +55,25 @@ export function createSecretSource(secret: SecretOption, logger: Logger): Secret
     let value: Secret | undefined;
     try {
       value = secret();
+      if (isThenable(value)) {
+        // A JS caller's async function: its rejection would go unhandled (which ends a Node process).
+        Promise.resolve(value).catch(() => {});
+        throw new ConfigurationError(
+          'workforce-webhooks: the `secret` function returned a promise; it must return the secret itself (read an async secret store once at start-up, then return what it gave)',
+        );
+      }
       if (value === last && checked !== undefined) return checked;
       checked = check(value);
       last = value;
       return checked;
     } catch (error) {
-      // The message names the option, never the value (a log line never carries a secret).
+      // The message names the option, never the value, and the error is named by its class only: its message
+      // may quote what was being read (JSON.parse does), so a log line never carries a secret.
       const msg =
         error instanceof ConfigurationError
           ? error.message
-          : 'workforce-webhooks: the `secret` function threw';
-      warnOnce('secret_invalid', { err: error }, msg, 'error');
+          : `workforce-webhooks: the \`secret\` function threw (${errorClassOf(error)})`;
+      warnOnce('secret_invalid', { errorClass: errorClassOf(error) }, msg, 'error');
       return undefined;
     }
   };
