@@ -1,47 +1,11 @@
-// bodyTimeoutMs on every node:http based adapter: a body that is declared longer than sent, or trickles, is answered
-// 408 body_timeout and its connection closed, through a raw socket (no client library to give up first).
-import { createServer, type Server } from 'node:http';
 import { connect } from 'node:net';
-import { createAdaptorServer } from '@hono/node-server';
-import express from 'express';
-import Fastify from 'fastify';
-import { Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createReceiver, type Receiver } from 'workforce-webhooks';
-import { createExpressMiddleware } from 'workforce-webhooks/express';
-import { createFastifyPlugin } from 'workforce-webhooks/fastify';
-import { createHonoHandler } from 'workforce-webhooks/hono';
-import { createNextApiHandler } from 'workforce-webhooks/next';
-import { createNodeHandler } from 'workforce-webhooks/node';
+import { createReceiver } from 'workforce-webhooks';
 import { leaveApproved } from '../contract/adapter-dedupe.js';
-import { listen, WEBHOOK_PATH } from '../contract/adapter-listen.js';
 import { CONTRACT_SECRET } from '../contract/adapter-suite.js';
+import { nodeStreamAdapters } from '../support/node-stream-adapters.js';
 
-type Mount = (receiver: Receiver) => Promise<{ url: string; close: () => Promise<void> }>;
-
-const adapters: Record<string, Mount> = {
-  'node:http': (receiver) => listen(createServer(createNodeHandler(receiver))),
-  Express: (receiver) => {
-    const app = express();
-    app.post(WEBHOOK_PATH, createExpressMiddleware(receiver));
-    return listen(createServer(app));
-  },
-  Fastify: async (receiver) => {
-    const app = Fastify({ forceCloseConnections: true });
-    await app.register(createFastifyPlugin(receiver, { path: WEBHOOK_PATH }));
-    const address = await app.listen({ port: 0, host: '127.0.0.1' });
-    return { url: `${address}${WEBHOOK_PATH}`, close: () => app.close() };
-  },
-  'Hono on @hono/node-server': (receiver) => {
-    const app = new Hono().post(WEBHOOK_PATH, createHonoHandler(receiver));
-    return listen(createAdaptorServer({ fetch: app.fetch }) as Server);
-  },
-  // The Pages Router handler with Next's parser off, served by node:http as Next serves an API route.
-  'Next Pages Router': (receiver) => {
-    const handle = createNextApiHandler(receiver);
-    return listen(createServer((req, res) => void handle(req, res)));
-  },
-};
+const adapters = nodeStreamAdapters;
 
 // What a raw socket got back: everything the server wrote, and whether the server closed the connection.
 interface Exchange {

@@ -1,49 +1,16 @@
 // Deliveries with a Content-Type no framework can parse ("", "json", a list) through every adapter on loopback: the
 // signature decides, never the media type, and the receiver's own limits still hold (Fastify refuses such a type
 // before any parser runs, so its plugin reads the body itself).
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { connect } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
-import express from 'express';
-import Fastify from 'fastify';
-import { Hono } from 'hono';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import type { Receiver } from 'workforce-webhooks';
-import { createExpressMiddleware } from 'workforce-webhooks/express';
-import { createFastifyPlugin } from 'workforce-webhooks/fastify';
-import { createHonoHandler } from 'workforce-webhooks/hono';
-import { createNextApiHandler, createNextRouteHandler } from 'workforce-webhooks/next';
-import { createNodeHandler } from 'workforce-webhooks/node';
+import { createNextRouteHandler } from 'workforce-webhooks/next';
 import { expectAnswer, send } from '../contract/adapter-client.js';
 import { leaveApproved } from '../contract/adapter-dedupe.js';
-import { listen, WEBHOOK_PATH } from '../contract/adapter-listen.js';
-import { type MountedApp, watchedReceiver } from '../contract/adapter-suite.js';
-
-type Mount = (receiver: Receiver) => Promise<MountedApp>;
-
-// The adapters that read a node:http stream themselves, where a body that stalls must get the receiver's 408.
-const nodeStreamAdapters: Record<string, Mount> = {
-  'node:http': (receiver) => listen(createServer(createNodeHandler(receiver))),
-  Express: (receiver) => {
-    const app = express();
-    app.all(WEBHOOK_PATH, createExpressMiddleware(receiver));
-    return listen(createServer(app));
-  },
-  Fastify: async (receiver) => {
-    const app = Fastify({ forceCloseConnections: true });
-    await app.register(createFastifyPlugin(receiver, { path: WEBHOOK_PATH }));
-    const address = await app.listen({ port: 0, host: '127.0.0.1' });
-    return { url: `${address}${WEBHOOK_PATH}`, close: () => app.close() };
-  },
-  'Hono on @hono/node-server': (receiver) => {
-    const app = new Hono().all(WEBHOOK_PATH, createHonoHandler(receiver));
-    return listen(createAdaptorServer({ fetch: app.fetch }) as Server);
-  },
-  'Next Pages Router': (receiver) => {
-    const handle = createNextApiHandler(receiver);
-    return listen(createServer((req, res) => void handle(req, res)));
-  },
-};
+import { listen } from '../contract/adapter-listen.js';
+import { type Mount, watchedReceiver } from '../contract/adapter-suite.js';
+import { nodeStreamAdapters } from '../support/node-stream-adapters.js';
 
 const adapters: Record<string, Mount> = {
   ...nodeStreamAdapters,

@@ -5,29 +5,12 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { createMemoryQueue, createReceiver, type EventQueue, type WorkforceEvent } from 'workforce-webhooks';
 import { createBullmqQueue } from 'workforce-webhooks/bullmq';
 import { createRedisStore } from 'workforce-webhooks/redis';
-import { createSignedDelivery } from 'workforce-webhooks/testing';
 import { connectRedis, redisUrl, uniqueName } from '../setup/redis-helpers.js';
+import { signedLeave, until } from '../support/ordering-scenario.js';
 
 const secret = 'whsec_ordering_timeout';
-const encoder = new TextEncoder();
 
-async function delivery(type: string, second: number, key: string) {
-  const signed = await createSignedDelivery({
-    secret,
-    type,
-    occurredAt: `2026-11-02T08:00:${String(second).padStart(2, '0')}.000000Z`,
-    data: { leaveRequestId: key } as never,
-  });
-  return { method: 'POST', headers: signed.headers, body: encoder.encode(signed.body) };
-}
-
-async function until(check: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
-}
+const delivery = (type: string, second: number, key: string) => signedLeave(secret, type, second, key);
 
 interface Backends {
   readonly name: string;

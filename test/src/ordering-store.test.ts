@@ -9,8 +9,8 @@ import {
   type KeyEntry,
   type OrderingStore,
 } from 'workforce-webhooks';
-import { createSignedDelivery } from 'workforce-webhooks/testing';
 import { LAPSED_KEPT_MS } from '../../src/ordering-store.js';
+import { signedLeave, until } from '../support/ordering-scenario.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 const mark = (i: number): string => `00000170000000${String(i).padStart(7, '0')} e-${i}`;
@@ -121,25 +121,8 @@ describe('memory ordering store through a receiver, with other records passing t
   const secret = 'whsec_memory_ordering_test';
   const held = '6f1d2c3b-0000-4000-8000-0000000000a1';
   const other = (i: number) => `6f1d2c3b-0000-4000-8000-${String(i).padStart(12, '0')}`;
-  const encoder = new TextEncoder();
 
-  async function delivery(type: string, second: number, key: string) {
-    const signed = await createSignedDelivery({
-      secret,
-      type,
-      occurredAt: `2026-11-02T08:00:${String(second).padStart(2, '0')}.000000Z`,
-      data: { leaveRequestId: key } as never,
-    });
-    return { method: 'POST', headers: signed.headers, body: encoder.encode(signed.body) };
-  }
-
-  async function until(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-    const end = Date.now() + timeoutMs;
-    while (!check()) {
-      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-      await sleep(5);
-    }
-  }
+  const delivery = (type: string, second: number, key: string) => signedLeave(secret, type, second, key);
 
   it('never runs a newer event of a record beside its running one', async () => {
     const receiver = createReceiver({

@@ -25,22 +25,16 @@ import {
   deliverShuffled,
   leaveLifecycles,
   type RunRecord,
+  signedLeave,
   stateOf,
+  until,
 } from '../support/ordering-scenario.js';
 
 const secret = 'whsec_ordering_test';
 const encoder = new TextEncoder();
 const leaveRequestId = '6f1d2c3b-0000-4000-8000-00000000abcd';
 
-async function leave(type: string, second: number, key = leaveRequestId) {
-  const signed = await createSignedDelivery({
-    secret,
-    type,
-    occurredAt: `2026-11-02T08:00:${String(second).padStart(2, '0')}.000000Z`,
-    data: { leaveRequestId: key } as never,
-  });
-  return { method: 'POST', headers: signed.headers, body: encoder.encode(signed.body), event: signed.event };
-}
+const leave = (type: string, second: number, key = leaveRequestId) => signedLeave(secret, type, second, key);
 
 const make = (options: Partial<ReceiverOptions> = {}) =>
   createReceiver({
@@ -49,14 +43,6 @@ const make = (options: Partial<ReceiverOptions> = {}) =>
     ordering: {},
     ...options,
   });
-
-async function until(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
-}
 
 describe('ordering keys', () => {
   it('keys leave.* by leaveRequestId by default, and takes more rules typed against the event map', () => {

@@ -100,7 +100,7 @@ describe('a secret function that misbehaves', () => {
     await sleep(50);
     await receiver.close();
     expect(unhandled).toEqual([]);
-    expect(logger.lines.some((line) => line.msg.includes('returned a promise'))).toBe(true);
+    expect(logger.lines.some((line) => line.msg?.includes('returned a promise'))).toBe(true);
   });
 });
 

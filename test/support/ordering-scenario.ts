@@ -1,7 +1,45 @@
 // The ordering scenario of spec rule 4: leave requests through their lifecycle, delivered shuffled and duplicated.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'vitest';
 import type { WorkforceEvent } from 'workforce-webhooks';
+import { createSignedDelivery } from 'workforce-webhooks/testing';
 import { createSender, type Subscription } from '../../testing/mock-service/sender.js';
+
+const encoder = new TextEncoder();
+
+/**
+ * A signed delivery of a leave event of record `key`, occurring `second` seconds past 08:00:00 on 2026-11-02 (so
+ * that a later second is a newer event), as `receiver.handle` takes it.
+ * @example
+ * await receiver.handle(await signedLeave(secret, 'leave.approved', 2, key));
+ */
+export async function signedLeave(
+  secret: string,
+  type: string,
+  second: number,
+  key: string,
+): Promise<{ method: string; headers: Record<string, string>; body: Uint8Array; event: WorkforceEvent }> {
+  const signed = await createSignedDelivery({
+    secret,
+    type,
+    occurredAt: `2026-11-02T08:00:${String(second).padStart(2, '0')}.000000Z`,
+    data: { leaveRequestId: key } as never,
+  });
+  return { method: 'POST', headers: signed.headers, body: encoder.encode(signed.body), event: signed.event };
+}
+
+/**
+ * Waits, 5 ms at a time, until `check` holds; throws naming `what` after `timeoutMs`.
+ * @example
+ * await until(() => ran.length === 2, 'both events');
+ */
+export async function until(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(5);
+  }
+}
 
 /** One run of a handler, as recorded: its start or end, the record key, the event and the state it applied. */
 export interface RunRecord {
