@@ -26,7 +26,6 @@ import {
   type DeadLetterQuery,
   type EventQueue,
   exponentialBackoff,
-  HandlerFailure,
   type QueuedEvent,
   type QueueHooks,
 } from '../src/queue.js';
@@ -347,10 +346,11 @@ export function createBullmqQueue({
         await job.moveToDelayed(Date.now() + error.retryInMs, token);
         throw new DelayedError();
       }
-      // Kept on the job before BullMQ records the failure: the handlers that succeeded, so the next attempt (any
-      // instance) skips them, and the failure's class, for the dead-letter list.
+      // Kept on the job before BullMQ records the failure: the handlers that succeeded (by then, for an attempt cut
+      // short by its time limit, a lost lock or a shutdown), so the next attempt (any instance) skips them, and the
+      // failure's class, for the dead-letter list.
       const lastError = errorClassOf(error);
-      const completed = error instanceof HandlerFailure ? error.completed : data.completed;
+      const completed = attempt.completed ?? data.completed;
       if (lastError !== data.lastError || (completed?.length ?? 0) > (data.completed?.length ?? 0))
         await job.updateData({ ...data, ...(completed === undefined ? {} : { completed }), lastError });
       throw error;

@@ -1,10 +1,12 @@
-// One attempt of a job: its own AbortSignal, a time limit, and an end as soon as the signal aborts.
+// One attempt of a job: its own AbortSignal, a time limit, an end as soon as the signal aborts, and what it keeps.
 import { HandlerTimeoutError } from './errors.js';
-import type { AttemptContext, QueuedEvent } from './queue.js';
+import { type AttemptContext, type AttemptWatcher, HandlerFailure, type QueuedEvent } from './queue.js';
 
 /** A running attempt: `done` settles when the handlers do, or rejects with the abort reason first. */
 export interface Attempt {
   readonly done: Promise<void>;
+  /** Once it failed: the handlers that had succeeded, for the next attempt to skip (see `AttemptFailure`). */
+  readonly completed: readonly number[] | undefined;
   abort(reason: unknown): void;
 }
 
@@ -27,6 +29,11 @@ export interface AttemptOptions {
 /** Why an attempt failed: what the handlers threw, or the abort reason. */
 export interface AttemptFailure {
   readonly error: unknown;
+  /**
+   * The handlers that had succeeded, by index: a `HandlerFailure`'s, or, when the attempt was cut short, those its
+   * processor's watcher had seen succeed by then. Undefined when none are known: keep what the job had.
+   */
+  readonly completed?: readonly number[];
 }
 
 /** Runs one attempt; may answer at once (no promise) when every handler returned without one. */
@@ -78,6 +85,10 @@ export class Watchdog {
   }
 }
 
+// A failure the processor threw: a `HandlerFailure` knows which handlers succeeded.
+const failed = (error: unknown): AttemptFailure =>
+  error instanceof HandlerFailure ? { error, completed: error.completed } : { error };
+
 // One object per attempt, with the AbortController made only when a handler reads `signal` or the attempt is
 // aborted, and the `done` promise only when someone reads it: per job, each costs more than the rest of the
 // attempt. Handlers that return at once end it before the constructor returns, without touching a timer.
@@ -91,6 +102,8 @@ class RunningAttempt implements Attempt, AttemptContext {
   #options: AttemptOptions | undefined;
   #ended = false;
   #failure: AttemptFailure | undefined;
+  // The processor's watcher, given only while handlers still run: asked when the attempt is cut short.
+  #watcher: AttemptWatcher | undefined;
   #done: Promise<void> | undefined;
   #resolve: (() => void) | undefined;
   #reject: ((reason: unknown) => void) | undefined;
@@ -104,7 +117,7 @@ class RunningAttempt implements Attempt, AttemptContext {
     try {
       result = process(job, this);
     } catch (error) {
-      this.#finish({ error });
+      this.#finish(failed(error));
       return;
     }
     if (result === undefined || typeof result.then !== 'function') {
@@ -118,8 +131,16 @@ class RunningAttempt implements Attempt, AttemptContext {
     } else this.#timer = setTimeout(() => this.abort(new HandlerTimeoutError(timeoutMs)), timeoutMs);
     result.then(
       () => this.#finish(undefined),
-      (error: unknown) => this.#finish({ error }),
+      (error: unknown) => this.#finish(failed(error)),
     );
+  }
+
+  watch(watcher: AttemptWatcher): void {
+    if (!this.#ended) this.#watcher = watcher;
+  }
+
+  get completed(): readonly number[] | undefined {
+    return this.#failure?.completed;
   }
 
   get signal(): AbortSignal {
@@ -144,7 +165,23 @@ class RunningAttempt implements Attempt, AttemptContext {
     if (this.#ended) return;
     const { signal } = this;
     if (!signal.aborted) this.#controller!.abort(reason);
-    this.#finish({ error: signal.reason });
+    // An abort listener may have ended it already (by aborting it again).
+    if (this.#ended) return;
+    const error: unknown = signal.reason;
+    this.#finish({ error, completed: this.#cut(error) });
+  }
+
+  // The watcher reports the cut and says which handlers had succeeded: copied, as handlers still running go on
+  // adding to its list after the attempt ended.
+  #cut(reason: unknown): readonly number[] | undefined {
+    const watcher = this.#watcher;
+    if (watcher === undefined) return undefined;
+    try {
+      const completed = watcher.cut(reason);
+      return completed === undefined ? undefined : [...completed];
+    } catch {
+      return undefined;
+    }
   }
 
   #finish(failure: AttemptFailure | undefined): void {
@@ -165,7 +202,8 @@ export type { RunningAttempt };
 
 /**
  * Starts `process` on `job`. The attempt ends (as a failure) the moment its signal aborts, on the time limit or
- * through `abort`, and the handlers' late result is ignored.
+ * through `abort`, and the handlers' late result is ignored: the watcher the processor gave `ctx.watch` is asked
+ * first, to report the cut and say which handlers had succeeded (the failure's `completed`).
  * @example
  * const attempt = startAttempt(hooks.process, job, { attempt: 1, timeoutMs: 30_000 });
  * await attempt.done;

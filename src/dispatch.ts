@@ -2,10 +2,11 @@
 import type { ApiClient } from '../api/client.js';
 import type { AttemptProcessor } from './attempt.js';
 import { eventLogFields } from './envelope.js';
-import { ConfigurationError } from './errors.js';
+import { ConfigurationError, HandlerTimeoutError } from './errors.js';
 import type { Logger } from './logger.js';
 import {
   type AttemptContext,
+  type AttemptWatcher,
   type DeadLetter,
   HandlerFailure,
   type JobProcessor,
@@ -41,41 +42,72 @@ const MISSING_TRANSACTIONS =
 // then counts as a success, and nothing is reported.
 const ALREADY_COMMITTED: Error = new Error('workforce-webhooks: this event was already committed');
 
-type Begin = NonNullable<DedupeStore['begin']>;
+// What every attempt's context of one dispatcher shares: one field per context instead of one per member.
+interface Shared {
+  readonly logger: Logger;
+  readonly api: ApiClient | undefined;
+  readonly begin: DedupeStore['begin'];
+  readonly report: (error: unknown, event: WorkforceEvent, ctx: Context) => Promise<void>;
+}
 
 // A class, not an object literal with getters: one is made per attempt, and prototype getters cost nothing to set up.
-class Context implements HandlerContext {
+// It is also the attempt's watcher: a cut (time limit, shutdown) asks it which handlers still ran and which succeeded.
+class Context implements HandlerContext, AttemptWatcher {
   readonly deliveryId: string | undefined;
   readonly logger: Logger;
   readonly #attempt: AttemptContext;
-  readonly #api: ApiClient | undefined;
-  readonly #eventId: string;
-  readonly #begin: Begin | undefined;
+  readonly #event: WorkforceEvent;
+  readonly #shared: Shared;
   /** The attempt's transaction, once a handler asked for it. */
   opened: Promise<EventTransaction | 'committed'> | undefined;
   #ended = false;
+  // Handlers of the attempt not settled yet, and the indexes of those that succeeded (with those done in earlier
+  // attempts) as they settle; undefined when none may be kept. Set by `track`, only once handlers are pending.
+  #running = 0;
+  #completed: number[] | undefined;
 
   constructor(
     deliveryId: string | undefined,
     attempt: AttemptContext,
-    logger: Logger,
-    api: ApiClient | undefined,
-    eventId: string,
-    begin: Begin | undefined,
+    event: WorkforceEvent,
+    shared: Shared,
   ) {
     this.deliveryId = deliveryId;
-    this.logger = logger;
+    this.logger = shared.logger;
     this.#attempt = attempt;
-    this.#api = api;
-    this.#eventId = eventId;
-    this.#begin = begin;
+    this.#event = event;
+    this.#shared = shared;
+  }
+
+  /** `running` handlers are pending: the attempt asks this context if it is cut short before they settle. */
+  track(running: number, completed: number[] | undefined): void {
+    this.#running = running;
+    this.#completed = completed;
+    this.#attempt.watch?.(this);
+  }
+
+  /** One pending handler settled; `index` when it succeeded. */
+  settled(index?: number): void {
+    this.#running--;
+    if (index !== undefined) this.#completed?.push(index);
+  }
+
+  cut(reason: unknown): readonly number[] | undefined {
+    // A handler past its time limit failed the attempt as one that threw does: logged and given to onError, once
+    // for the attempt however many of its handlers still ran. A shutdown is no handler failure.
+    if (reason instanceof HandlerTimeoutError && this.#running > 0)
+      this.#shared.report(reason, this.#event, this).catch(() => {});
+    return this.#completed;
   }
 
   transaction(): Promise<HandlerTransaction> {
-    if (this.#begin === undefined) return Promise.reject(new ConfigurationError(MISSING_TRANSACTIONS));
+    const { begin } = this.#shared;
+    if (begin === undefined) return Promise.reject(new ConfigurationError(MISSING_TRANSACTIONS));
     if (this.opened === undefined) {
-      const opened = this.#begin(this.#eventId);
+      const opened = begin(this.#event.id);
       this.opened = opened;
+      // A cut rolls the transaction back, and with it the writes of the handlers that succeeded: none is kept.
+      this.#completed = undefined;
       // A timeout or a shutdown ends the attempt while its handlers may still write: drop the transaction then.
       this.#attempt.signal.addEventListener(
         'abort',
@@ -124,14 +156,17 @@ class Context implements HandlerContext {
   }
 
   get api(): ApiClient {
-    if (this.#api === undefined) throw new ConfigurationError(MISSING_API);
-    return this.#api;
+    const { api } = this.#shared;
+    if (api === undefined) throw new ConfigurationError(MISSING_API);
+    return api;
   }
 }
 
 /**
  * Builds the processor: every matching handler not yet done runs side by side; the failures are reported to
- * `onError` and thrown as one `HandlerFailure` that remembers which handlers succeeded.
+ * `onError` and thrown as one `HandlerFailure` that remembers which handlers succeeded. An attempt cut short (its
+ * time limit, a shutdown) learns from the attempt's context which had succeeded by then, and a time limit is
+ * reported like any handler failure.
  * @example
  * const { process, deadLetter } = createDispatcher({ registry, logger, api, onDeadLetter });
  */
@@ -161,20 +196,25 @@ export function createDispatcher({
     await reportError(error, event);
   };
 
+  const shared: Shared = { logger, api, begin, report };
+
   // Resolves with no value on success, or with the failure: never rejects, so handlers run side by side.
   const run = async (
-    { handler }: RegisteredHandler,
+    { handler, index }: RegisteredHandler,
     event: WorkforceEvent,
     ctx: Context,
   ): Promise<{ readonly error: unknown } | undefined> => {
     try {
       await handler(event, ctx);
-      return undefined;
     } catch (error) {
-      if (error === ALREADY_COMMITTED) return undefined;
-      await report(error, event, ctx);
-      return { error };
+      if (error !== ALREADY_COMMITTED) {
+        ctx.settled();
+        await report(error, event, ctx);
+        return { error };
+      }
     }
+    ctx.settled(index);
+    return undefined;
   };
 
   const failOne = async (error: unknown, event: WorkforceEvent, ctx: Context): Promise<void> => {
@@ -196,7 +236,7 @@ export function createDispatcher({
     const done = job.completed ?? [];
     if (handlers.length !== 1 || done.length !== 0) return processAll(job, attempt, handlers, done);
     // The common case, one handler on its first attempt: no bookkeeping, and no promise when it returns none.
-    const ctx = new Context(job.deliveryId, attempt, logger, api, event.id, begin);
+    const ctx = new Context(job.deliveryId, attempt, event, shared);
     let result: unknown;
     try {
       result = handlers[0]!.handler(event, ctx);
@@ -205,9 +245,17 @@ export function createDispatcher({
     }
     if (typeof (result as PromiseLike<unknown> | undefined)?.then !== 'function')
       return succeedOne(event, ctx);
+    // Pending: a cut reports it. Nothing to keep from it, as a success ends the attempt.
+    ctx.track(1, undefined);
     return Promise.resolve(result).then(
-      () => succeedOne(event, ctx),
-      (error: unknown) => failOne(error, event, ctx),
+      () => {
+        ctx.settled();
+        return succeedOne(event, ctx);
+      },
+      (error: unknown) => {
+        ctx.settled();
+        return failOne(error, event, ctx);
+      },
     );
   };
 
@@ -218,16 +266,16 @@ export function createDispatcher({
     done: readonly number[],
   ): Promise<void> => {
     const { event } = job;
-    const ctx = new Context(job.deliveryId, attempt, logger, api, event.id, begin);
+    const ctx = new Context(job.deliveryId, attempt, event, shared);
+    // Filled as the handlers settle (`run`), so that an attempt cut short still keeps those that succeeded.
+    const completed: number[] = [];
+    for (const { index } of handlers) if (done.includes(index)) completed.push(index);
+    if (completed.length < handlers.length) ctx.track(handlers.length - completed.length, completed);
     const outcomes = await Promise.all(
       handlers.map((entry) => (done.includes(entry.index) ? undefined : run(entry, event, ctx))),
     );
-    const completed: number[] = [];
     const errors: unknown[] = [];
-    outcomes.forEach((outcome, i) => {
-      if (outcome === undefined) completed.push(handlers[i]!.index);
-      else errors.push(outcome.error);
-    });
+    for (const outcome of outcomes) if (outcome !== undefined) errors.push(outcome.error);
     if (ctx.opened === undefined) {
       if (errors.length > 0) throw new HandlerFailure(errors, completed);
       return;

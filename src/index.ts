@@ -38,6 +38,7 @@ export type { KeyEntry, OrderingStore } from './ordering-store.js';
 export { OrderingWait } from './ordering-wait.js';
 export {
   type AttemptContext,
+  type AttemptWatcher,
   type Backoff,
   type DeadLetter,
   type DeadLetterFilter,

@@ -3,7 +3,6 @@ import { type Attempt, startAttempt } from './attempt.js';
 import type { Claims } from './claims.js';
 import { WebhookError } from './errors.js';
 import type { DeadLetter, JobProcessor, QueuedEvent } from './queue.js';
-import { HandlerFailure } from './queue.js';
 import { answers, type WebhookResponse, withBackground } from './responses.js';
 
 /** What `createInlineRunner` needs. */
@@ -31,7 +30,10 @@ export interface InlineRunner {
   close(timeoutMs: number, reason: unknown): Promise<void>;
 }
 
-type Outcome = { readonly ok: true } | { readonly ok: false; readonly error: unknown };
+// A failure carries the handlers that had succeeded (see `Attempt.completed`), for the hand-over.
+type Outcome =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly error: unknown; readonly completed?: readonly number[] | undefined };
 const OK: Outcome = { ok: true };
 const DEADLINE = Symbol('deadline');
 const HAND_OVER_RETRIES_MS = [1000, 2000, 4000, 8000, 16_000];
@@ -51,7 +53,7 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
     if (outcome.ok) return claims.complete(job.event.id, token);
     // Another delivery owns the event now (logged when the lease was found taken): handing it over would run it twice.
     if (isLeaseLost(outcome.error)) return;
-    const completed = outcome.error instanceof HandlerFailure ? outcome.error.completed : [];
+    const completed = outcome.completed ?? [];
     const handedOver = await handOverUntilTaken({ ...job, attemptsMade: 1, completed }, token);
     // The claim was taken while the queue refused (logged by the renewal): the event is another delivery's now.
     if (handedOver === undefined) return;
@@ -126,7 +128,7 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
       const stopRenewing = claims.keep(id, token, (reason) => attempt.abort(reason));
       const outcome = attempt.done.then(
         () => OK,
-        (error: unknown): Outcome => ({ ok: false, error }),
+        (error: unknown): Outcome => ({ ok: false, error, completed: attempt.completed }),
       );
       const entry = { attempt, outcome };
       runs.set(id, entry);

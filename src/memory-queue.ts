@@ -19,7 +19,6 @@ import {
   type EnqueueResult,
   type EventQueue,
   exponentialBackoff,
-  HandlerFailure,
   type QueueCounts,
   type QueuedEvent,
   type QueueHooks,
@@ -146,6 +145,8 @@ class MemoryQueue implements EventQueue {
   // that return at once never touch the set.
   #running = 0;
   readonly #active = new Set<Job>();
+  // Dead letters whose onDeadLetter call is still running: close() waits for them too (it is where an app keeps them).
+  #burying = 0;
   readonly #dead: DeadLetterList;
   #process: AttemptProcessor | undefined;
   #closed = false;
@@ -192,6 +193,10 @@ class MemoryQueue implements EventQueue {
 
   get #size(): number {
     return this.#ready.length - this.#head + this.#delayed.size + this.#running;
+  }
+
+  get #idle(): boolean {
+    return this.#size === 0 && this.#burying === 0;
   }
 
   start(hooks: QueueHooks): void {
@@ -263,17 +268,24 @@ class MemoryQueue implements EventQueue {
     return this.#closing;
   }
 
+  // Waits for the jobs and for the onDeadLetter calls in flight. Its last fifth (at most 1 s) is kept for the
+  // onDeadLetter calls of what is left then; whatever still runs at `timeoutMs` is not waited for.
   async #drain(timeoutMs: number): Promise<void> {
     this.#closed = true;
-    if (this.#size === 0) return;
-    const idle = new Promise<void>((resolve) => {
-      this.#onIdle = resolve;
+    if (this.#idle) return;
+    const idle = new Promise<'idle'>((resolve) => {
+      this.#onIdle = () => resolve('idle');
     });
+    const reserveMs = Math.min(1000, timeoutMs / 5);
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const timedOut = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(resolve, timeoutMs, 'timeout');
-    });
-    if ((await Promise.race([idle, timedOut])) === 'timeout') {
+    const until = (ms: number): Promise<'idle' | 'timeout'> =>
+      Promise.race([
+        idle,
+        new Promise<'timeout'>((resolve) => {
+          timer = setTimeout(resolve, ms, 'timeout');
+        }),
+      ]);
+    if ((await until(timeoutMs - reserveMs)) === 'timeout') {
       // Nothing is dropped silently: what could not finish in time is handed to onDeadLetter.
       this.#abandoning = true;
       const reason = new WebhookError('shutting_down', 'the receiver closed before this event was processed');
@@ -283,8 +295,8 @@ class MemoryQueue implements EventQueue {
       this.#ready = [];
       this.#head = 0;
       this.#delayed.clear();
-      await Promise.all(left.map((job) => this.#bury(job, reason)));
-      if (this.#size > 0) await idle;
+      for (const job of left) void this.#bury(job, reason);
+      if (!this.#idle) await until(reserveMs);
     }
     clearTimeout(timer);
   }
@@ -337,9 +349,9 @@ class MemoryQueue implements EventQueue {
       this.#wait(job, error.ready);
       return;
     }
-    if (error instanceof HandlerFailure) job.completed = error.completed;
+    if (failure.completed !== undefined) job.completed = failure.completed;
     if (job.attempt >= this.#attempts || this.#abandoning) {
-      void this.#bury(job, error).then(() => this.#next());
+      void this.#bury(job, error);
       return;
     }
     this.#hooks!.onRetry?.(job.data, job.attempt);
@@ -370,7 +382,7 @@ class MemoryQueue implements EventQueue {
 
   #next(): void {
     this.#pump();
-    if (this.#size === 0) this.#onIdle?.();
+    if (this.#idle) this.#onIdle?.();
   }
 
   // A backoff that throws must not lose the job: it is retried after the default delay instead.
@@ -388,22 +400,32 @@ class MemoryQueue implements EventQueue {
     }
   }
 
+  // Counted until its onDeadLetter call ends, so that close() waits for it.
   async #bury(job: Job, error: unknown): Promise<void> {
-    const letter: DeadLetter = {
-      event: job.data.event,
-      deliveryId: job.data.deliveryId,
-      attempts: job.attempt,
-      error,
-      failedAt: Date.now(),
-    };
-    const dropped = this.#dead.add(letter);
-    if (dropped !== undefined) {
-      this.#hooks!.logger.error(
-        { eventId: dropped },
-        'workforce-webhooks: dead letter dropped (maxDeadLetters reached)',
-      );
+    this.#burying++;
+    try {
+      const letter: DeadLetter = {
+        event: job.data.event,
+        deliveryId: job.data.deliveryId,
+        attempts: job.attempt,
+        error,
+        failedAt: Date.now(),
+      };
+      const dropped = this.#dead.add(letter);
+      if (dropped !== undefined) {
+        this.#hooks!.logger.error(
+          { eventId: dropped },
+          'workforce-webhooks: dead letter dropped (maxDeadLetters reached)',
+        );
+      }
+      await this.#hooks!.onDeadLetter(letter);
+    } catch (error) {
+      // Nobody awaits a burial: a failing hook must not become an unhandled rejection.
+      this.#hooks!.logger.error({ err: error }, 'workforce-webhooks: onDeadLetter failed');
+    } finally {
+      this.#burying--;
+      job.end();
+      this.#next();
     }
-    await this.#hooks!.onDeadLetter(letter);
-    job.end();
   }
 }

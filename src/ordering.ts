@@ -3,7 +3,7 @@ import { ConfigurationError, WebhookError } from './errors.js';
 import type { Logger } from './logger.js';
 import type { KeyEntry, OrderingStore } from './ordering-store.js';
 import { OrderingWait } from './ordering-wait.js';
-import type { AttemptContext, DeadLetter, JobProcessor, QueuedEvent } from './queue.js';
+import type { AttemptContext, AttemptWatcher, DeadLetter, JobProcessor, QueuedEvent } from './queue.js';
 import type {
   EventDataMap,
   EventOf,
@@ -172,6 +172,11 @@ class OrderedAttempt implements AttemptContext {
   lose(reason: WebhookError): void {
     this.#lost ??= new AbortController();
     this.#lost.abort(reason);
+  }
+
+  // The attempt cut short asks the handlers' dispatcher, not this wrapper, which of them succeeded.
+  watch(watcher: AttemptWatcher): void {
+    this.#attempt.watch?.(watcher);
   }
 }
 

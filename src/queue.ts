@@ -42,6 +42,20 @@ export interface AttemptContext {
   readonly orderingKey?: string;
   /** With `ordering.stale: 'run'`: the event is older than the newest handled one of its key. */
   readonly stale?: boolean;
+  /**
+   * Gives the attempt the processor's watcher, asked once if the attempt is cut short. The queue's attempts
+   * (`startAttempt`) take it; a processor that wraps the context passes it on.
+   */
+  watch?(watcher: AttemptWatcher): void;
+}
+
+/** What an attempt asks its processor when it is cut short (its time limit, a shutdown), just before it ends. */
+export interface AttemptWatcher {
+  /**
+   * The attempt was cut short with `reason`: report it if it is a handler failure (a time limit), and answer the
+   * handlers that have succeeded so far, by index, for the next attempt to skip (undefined: none to keep).
+   */
+  cut(reason: unknown): readonly number[] | undefined;
 }
 
 /**
@@ -102,7 +116,10 @@ export interface EventQueue {
    * puts no deadline (`queueTimeoutMs`) on it. A queue that waits on a server must leave it unset.
    */
   readonly inProcess?: boolean;
-  /** Stops taking jobs and drains; what is left at `timeoutMs` becomes dead letters (memory) or stays stored (durable). */
+  /**
+   * Stops taking jobs and drains, within `timeoutMs`; what is left near it becomes dead letters (memory, which keeps
+   * the last fifth, at most 1 s, for their `onDeadLetter` calls) or stays stored (durable).
+   */
   close(options?: { readonly timeoutMs?: number }): Promise<void>;
 }
 

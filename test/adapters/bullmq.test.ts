@@ -228,6 +228,74 @@ describe.skipIf(!redisUrl)('createBullmqQueue', () => {
     expect(String((reason as Error).message)).toMatch(/lock was lost/);
   });
 
+  // README: "handlers that succeeded in an earlier attempt are kept on the job and skipped", also when the attempt
+  // is cut short rather than failed by a handler.
+  it('keeps a handler that succeeded on the job when its sibling passes handlerTimeoutMs: only the sibling runs again', async () => {
+    const name = uniqueName('timeout-completed');
+    const runs = { a: 0, b: 0 };
+    const secondRun = deferred();
+    const receiver = createReceiver({
+      secret,
+      logger: silentLogger,
+      queue: createBullmqQueue({
+        connection: connectRedis(),
+        name,
+        attempts: 3,
+        backoff: () => 1,
+        handlerTimeoutMs: 200,
+      }),
+    })
+      .on('leave.approved', () => {
+        runs.a++;
+      })
+      .on('leave.approved', async (_event, ctx) => {
+        runs.b++;
+        if (ctx.attempt > 1) return secondRun.resolve();
+        await sleep(1000); // ignores its signal
+      });
+    toClose.push(receiver);
+    const id = crypto.randomUUID();
+    expect((await deliver(receiver, id)).status).toBe(202);
+    await secondRun.promise;
+    const raw = connectRedis();
+    await expect.poll(() => raw.zscore(`bull:${name}:completed`, id)).not.toBeNull();
+    expect(runs).toEqual({ a: 1, b: 2 });
+    expect(JSON.parse((await raw.hget(`bull:${name}:${id}`, 'data')) ?? '{}').completed).toEqual([0]);
+  });
+
+  it('keeps a handler that succeeded on the job when close() cuts its sibling short: another instance runs only the sibling', async () => {
+    const name = uniqueName('close-completed');
+    const runs = { a: 0, b: 0 };
+    const started = deferred();
+    const rerun = deferred();
+    const instance = () =>
+      createReceiver({
+        secret,
+        logger: silentLogger,
+        queue: createBullmqQueue({ connection: connectRedis(), name, attempts: 3, backoff: () => 1 }),
+      })
+        .on('leave.approved', () => {
+          runs.a++;
+        })
+        .on('leave.approved', async (_event, ctx) => {
+          runs.b++;
+          if (ctx.attempt > 1) return rerun.resolve();
+          started.resolve();
+          // Runs until the shutdown aborts it.
+          await new Promise((_resolve, reject) =>
+            ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)),
+          );
+        });
+    const first = instance();
+    expect((await deliver(first, crypto.randomUUID())).status).toBe(202);
+    await started.promise;
+    await first.close({ timeoutMs: 1000 });
+    const second = instance();
+    toClose.push(second);
+    await rerun.promise;
+    expect(runs).toEqual({ a: 1, b: 2 });
+  });
+
   it('refuses options it cannot work with', () => {
     expect(() => createBullmqQueue({} as never)).toThrow(/needs `connection`/);
     const lazy = new Redis(redisUrl, { lazyConnect: true });

@@ -123,6 +123,29 @@ export function runQueueContract(name: string, create: (options: QueueContractOp
       expect(attempts[1]!.job.completed).toEqual([0, 2]);
     });
 
+    it('hands the next attempt the handlers that had succeeded when a time limit cut the attempt short', async () => {
+      const done = deferred();
+      const cuts: unknown[] = [];
+      const { queue, attempts } = started({ attempts: 3, handlerTimeoutMs: 100 }, async ({ ctx }) => {
+        if (ctx.attempt > 1) return done.resolve();
+        // The dispatcher's part: handlers 0 and 2 succeeded, handler 1 still runs when the time is up.
+        const succeeded = [0];
+        ctx.watch?.({
+          cut: (reason) => {
+            cuts.push(reason);
+            return succeeded;
+          },
+        });
+        succeeded.push(2);
+        await new Promise(() => {});
+      });
+      await queue.enqueue(queuedEvent());
+      await done.promise;
+      expect(cuts).toHaveLength(1);
+      expect(cuts[0]).toBeInstanceOf(HandlerTimeoutError);
+      expect(attempts[1]!.job.completed).toEqual([0, 2]);
+    });
+
     it('dead-letters an event after its last attempt, lists it, and replays it from attempt 1', async () => {
       let failing = true;
       const replayed = deferred();

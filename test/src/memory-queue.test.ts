@@ -184,6 +184,62 @@ describe('createMemoryQueue', () => {
     expect(letters.every((l) => (l.error as WebhookError).code === 'shutting_down')).toBe(true);
   });
 
+  it('waits on close for the onDeadLetter call of a job that just failed its last attempt', async () => {
+    // The memory queue's dead letters die with the process: onDeadLetter is where an app keeps them.
+    let recorded = false;
+    let failed!: () => void;
+    const lastAttempt = new Promise<void>((resolve) => {
+      failed = resolve;
+    });
+    const queue = createMemoryQueue({ attempts: 1 });
+    queue.start({
+      process: async () => {
+        failed();
+        throw new Error('always fails');
+      },
+      onDeadLetter: async () => {
+        await new Promise((r) => setTimeout(r, 50));
+        recorded = true;
+      },
+      logger: silentLogger,
+    });
+    await queue.enqueue(job(1));
+    await lastAttempt;
+    await new Promise((r) => setTimeout(r, 5)); // its onDeadLetter call is under way
+    await queue.close({ timeoutMs: 5000 });
+    expect(recorded).toBe(true);
+  });
+
+  it.each([
+    ['slow', () => new Promise<void>((r) => setTimeout(r, 2000))],
+    ['never settling', () => new Promise<void>(() => {})],
+  ])(
+    'ends close() within its timeout when onDeadLetter is %s for what it abandons, and calls it for each',
+    async (_, hook) => {
+      const called: string[] = [];
+      const queue = createMemoryQueue({ concurrency: 1 });
+      queue.start({
+        // One job running (it stops at its signal), one waiting behind it: close() abandons both.
+        process: (_, ctx) =>
+          new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason))),
+        onDeadLetter: (letter) => {
+          called.push(letter.event.id);
+          return hook();
+        },
+        logger: silentLogger,
+      });
+      await queue.enqueue(job(1));
+      await queue.enqueue(job(2));
+      await new Promise((r) => setTimeout(r, 20));
+      const started = performance.now();
+      await queue.close({ timeoutMs: 100 });
+      const took = performance.now() - started;
+      expect(took).toBeGreaterThanOrEqual(95);
+      expect(took).toBeLessThan(400);
+      expect(called.sort()).toEqual([job(1).event.id, job(2).event.id]);
+    },
+  );
+
   it('retries after 1 s when the backoff itself throws, and logs it', async () => {
     const attempts: number[] = [];
     const logged: string[] = [];
