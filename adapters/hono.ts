@@ -7,7 +7,7 @@ import type { BodyProblem, HandleInput, Receiver } from '../src/receiver.js';
 import type { WebhookResponse } from '../src/responses.js';
 
 const HONO_FIX =
-  "the body was read before the webhook handler (c.req.json(), c.req.text() or a validator('json') ran first?), so only re-serialised text is left. Give the webhook route no validator or body middleware: app.post('/webhooks/workforce', createHonoHandler(receiver))";
+  "the body was read before the webhook handler (c.req.json(), c.req.text() or a validator('json') ran first?), so only re-serialised text is left. Give the webhook route no validator or body middleware: app.all('/webhooks/workforce', createHonoHandler(receiver))";
 
 /**
  * A Hono handler for the webhook route; on Workers, queued work is handed to `c.executionCtx.waitUntil`.

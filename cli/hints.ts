@@ -10,7 +10,7 @@ const HINTS: Readonly<Record<string, string>> = {
   timestamp_out_of_tolerance:
     "is the server's clock right? The signature's time must be within the tolerance (300 s) of the receiver's clock",
   raw_body_unavailable:
-    "the body was parsed before the receiver saw it. Register the webhook route before any body parser: with Express, before app.use(express.json()) (or give the route express.raw({ type: '*/*' })); with the Next pages router, export const config = { api: { bodyParser: false } }; with Hono, no validator or body middleware on the route. The server's log names the exact fix",
+    "the body was parsed before the receiver saw it. Register the webhook route before any body parser: with Express, before app.use(express.json()); with the Next pages router, export const config = { api: { bodyParser: false } }; with Hono, no validator or body middleware on the route. The server's log names the exact fix",
   not_configured:
     'the receiver has no secret: set WORKFORCE_WEBHOOK_SECRET (or pass secret) where the server runs',
   handler_failed: "a handler threw on this delivery (inline mode): the server's log has the error",

@@ -82,8 +82,8 @@ describe('check passes correct receivers', () => {
     expect(result.failed).toEqual({});
     expect(result.code).toBe(0);
     expect(result.out).toContain('All 7 checks passed.');
-    expect(result.err).toMatch(/\[1\/7\] forged signature is refused with 400 \.\.\. 400 in \d+ ms/);
-    expect(result.err).toMatch(/\[4\/7\] same event again .* \.\.\. 200 in \d+ ms/);
+    expect(result.err).toMatch(/\[3\/7\] forged signature is refused with 400 \.\.\. 400 in \d+ ms/);
+    expect(result.err).toMatch(/\[2\/7\] same event again .* \.\.\. 200 in \d+ ms/);
   });
 
   it('passes examples/express', async () => {
