@@ -275,12 +275,14 @@ export function createBullmqQueue({
     return error;
   };
 
+  // The trace link is kept on the letter (and on the job, which a replay queues again) for replays to link back.
   const letterOf = (job: EventJob, error: unknown): DeadLetter => ({
     event: job.data.event,
     deliveryId: job.data.deliveryId,
     attempts: (job.data.attemptsMade ?? 0) + job.attemptsMade,
     error,
     failedAt: job.finishedOn ?? Date.now(),
+    ...(job.data.trace === undefined ? {} : { trace: job.data.trace }),
   });
 
   // Another backend has no Lua: its failed jobs are read through BullMQ and put in the cursor's order here (the
@@ -477,7 +479,9 @@ export function createBullmqQueue({
       if (job === undefined || !(await job.isFailed())) return false;
       // A letter that failed again since it was listed is a newer one, not the letter asked for.
       if (failedAt !== undefined && job.finishedOn !== failedAt) return false;
-      await job.updateData({ event: job.data.event, deliveryId: job.data.deliveryId });
+      // From its first attempt, with no handler done: only the event, its delivery and its trace link go on.
+      const { event, deliveryId, trace } = job.data;
+      await job.updateData(trace === undefined ? { event, deliveryId } : { event, deliveryId, trace });
       try {
         // Atomic in Redis: of concurrent replays, only the first finds the job failed and moves it back.
         await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });

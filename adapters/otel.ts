@@ -241,7 +241,9 @@ export function otelTelemetry({
     },
     retried: () => endAttempts('retry'),
     deadLettered(letter) {
-      endAttempts('dead_letter');
+      // One outcome per attempt made: a letter close() made of an event that waited (queued, or between attempts,
+      // its last one counted as a retry) adds none; it is still a dead letter, in the lag and the gauge.
+      if (letter.waiting !== true) endAttempts('dead_letter');
       const late = lagOf(letter.event);
       if (late !== undefined) lag.record(late, { event_type: letter.event.type });
     },

@@ -11,6 +11,16 @@ export interface DeadLetter {
   readonly error: unknown;
   /** Milliseconds since the epoch. */
   readonly failedAt: number;
+  /**
+   * Set when `close()` gave the event up while it waited (queued, between two attempts, or for its ordering key)
+   * rather than when an attempt failed: `error` is the shutdown, and no attempt ended in this letter.
+   */
+  readonly waiting?: true;
+  /**
+   * With `createReceiver({ telemetry })`: the queued event's `trace` (a `TraceLink`, spelled out here as queue.ts
+   * imports this file), the accepting delivery's link, which a replay's attempts keep.
+   */
+  readonly trace?: Readonly<Record<string, string>>;
 }
 
 /** A point in time: a `Date`, epoch milliseconds or an ISO 8601 string. */

@@ -256,7 +256,11 @@ class MemoryQueue implements EventQueue {
     // the letter, so the event runs once. A full or closed queue leaves the letter where it was.
     const letter = this.#dead.get(eventId);
     if (letter === undefined || (failedAt !== undefined && letter.failedAt !== failedAt)) return false;
-    const result = this.#enqueueNow({ event: letter.event, deliveryId: letter.deliveryId });
+    // Its trace link goes with it: the replay's attempts link back to the delivery that accepted the event.
+    const { event, deliveryId, trace } = letter;
+    const result = this.#enqueueNow(
+      trace === undefined ? { event, deliveryId } : { event, deliveryId, trace },
+    );
     if (result.status === 'full') throw new WebhookError('queue_full', 'the queue is full; replay later');
     this.#dead.take(eventId);
     return true;
@@ -295,7 +299,7 @@ class MemoryQueue implements EventQueue {
       this.#ready = [];
       this.#head = 0;
       this.#delayed.clear();
-      for (const job of left) void this.#bury(job, reason);
+      for (const job of left) void this.#bury(job, reason, true);
       if (!this.#idle) await until(reserveMs);
     }
     clearTimeout(timer);
@@ -351,7 +355,8 @@ class MemoryQueue implements EventQueue {
     }
     if (failure.completed !== undefined) job.completed = failure.completed;
     if (job.attempt >= this.#attempts || this.#abandoning) {
-      void this.#bury(job, error);
+      // An ordering wait cut by close() is an attempt that never ran: the letter says it waited.
+      void this.#bury(job, error, error instanceof OrderingWait);
       return;
     }
     this.#hooks!.onRetry?.(job.data, job.attempt);
@@ -400,16 +405,20 @@ class MemoryQueue implements EventQueue {
     }
   }
 
-  // Counted until its onDeadLetter call ends, so that close() waits for it.
-  async #bury(job: Job, error: unknown): Promise<void> {
+  // Counted until its onDeadLetter call ends, so that close() waits for it. `waiting`: close() gave the job up
+  // while it waited (queued, between attempts, for its ordering key), so no attempt ended in this letter.
+  async #bury(job: Job, error: unknown, waiting = false): Promise<void> {
     this.#burying++;
     try {
+      const { event, deliveryId, trace } = job.data;
       const letter: DeadLetter = {
-        event: job.data.event,
-        deliveryId: job.data.deliveryId,
+        event,
+        deliveryId,
         attempts: job.attempt,
         error,
         failedAt: Date.now(),
+        ...(waiting ? { waiting } : {}),
+        ...(trace === undefined ? {} : { trace }),
       };
       const dropped = this.#dead.add(letter);
       if (dropped !== undefined) {

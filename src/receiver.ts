@@ -31,7 +31,15 @@ import { acceptedWithWork, answers, type WebhookResponse, withBackground } from 
 import { NOT_CONFIGURED } from './secret-source.js';
 import { checkSignature, type ParsedSignature } from './signature.js';
 import type { ClaimResult } from './store.js';
-import { type DeliveryObserver, observeAttempts, observeDelivery } from './telemetry.js';
+import {
+  type DeliveryObserver,
+  guardTelemetry,
+  observeAttempts,
+  observeClaim,
+  observeDelivery,
+  observeEvent,
+  traceOf,
+} from './telemetry.js';
 import type {
   ErrorHandler,
   EventDataMap,
@@ -135,9 +143,18 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     leaseMs,
     ...rest
   } = resolveOptions(options);
-  const { storeTimeoutMs, queueTimeoutMs, telemetry } = rest;
+  const { storeTimeoutMs, queueTimeoutMs } = rest;
   const registry = createRegistry();
   const warnOnce = createWarnOnce(logger);
+  // Telemetry that throws (a broken meter, a span processor's bug) is logged once per method and otherwise
+  // ignored: it never changes an answer, fails an attempt, or stops a retry or a dead letter.
+  const telemetryFault = (hook: string, error: unknown): void =>
+    warnOnce(
+      `telemetry:${hook}`,
+      { hook, err: error },
+      `workforce-webhooks: the telemetry threw in ${hook}; ignored (deliveries and handlers go on as without it). Check the OpenTelemetry SDK's span processors and metric readers, or your Telemetry object`,
+    );
+  const telemetry = rest.telemetry === undefined ? undefined : guardTelemetry(rest.telemetry, telemetryFault);
   const refusals = createRefusalReport({ logger, now });
   const claims = createClaims({
     store,
@@ -172,7 +189,9 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
                 },
         });
   const process =
-    telemetry === undefined ? dispatcher.process : observeAttempts(dispatcher.process, telemetry);
+    telemetry === undefined
+      ? dispatcher.process
+      : observeAttempts(dispatcher.process, telemetry, telemetryFault);
   const onRetry = telemetry?.retried?.bind(telemetry);
   // Ordering on: a dead letter gives its key up first, so the newer events of its record go ahead.
   const deadLetter =
@@ -351,7 +370,7 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
       logger.warn({ deliveryId, err: error }, 'workforce-webhooks: signed body is not a valid event');
       return answers.badRequest.invalid_payload;
     }
-    delivery?.event?.(event);
+    observeEvent(delivery, event, telemetryFault);
     if (event.apiVersion !== CURRENT_API_VERSION) {
       // Once per version: one that is not a date is one kind, named nowhere (its text is the body's).
       const apiVersion = loggableApiVersion(event.apiVersion);
@@ -413,14 +432,14 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     orderingKey: string | undefined,
     delivery: DeliveryObserver | undefined,
   ): Answer => {
-    delivery?.claimed?.(claim.status);
+    observeClaim(delivery, claim.status, telemetryFault);
     if (claim.status === 'done') return answers.duplicate;
     if (claim.status === 'in_progress') return answers.inProgress;
     // Stale on arrival (spec rule 4): answered, marked done like a handled event, and never run.
     if (orderingKey !== undefined && ordering!.staleOnArrival(event, claim.watermark))
       return withBackground(answers.stale, claims.complete(event.id, claim.token));
     // Telemetry on: the delivery's trace link travels with the job, so its attempts (on any instance) link back.
-    const trace = delivery?.enqueued?.();
+    const trace = traceOf(delivery, telemetryFault);
     const job: QueuedEvent = trace === undefined ? { event, deliveryId } : { event, deliveryId, trace };
     return mode === 'queue' ? enqueue(job, claim.token) : inline.run(job, claim.token);
   };
@@ -452,7 +471,12 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
   const handleNow = (input: HandleInput): Answer =>
     telemetry === undefined
       ? handleSafely(input, undefined)
-      : observeDelivery(telemetry, deliveryIdOf(input), (delivery) => handleSafely(input, delivery));
+      : observeDelivery(
+          telemetry,
+          deliveryIdOf(input),
+          (delivery) => handleSafely(input, delivery),
+          telemetryFault,
+        );
 
   // Every replay, one or in bulk, is reported to telemetry.
   const replay = async (eventId: string, options?: ReplayOptions): Promise<boolean> => {

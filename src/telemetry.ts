@@ -49,7 +49,8 @@ export interface AttemptObserver {
  * What the receiver reports, for `createReceiver({ telemetry })`; every method is optional.
  * `otelTelemetry()` (`workforce-webhooks/otel`) implements it on OpenTelemetry; any other backend can too.
  * Nothing here is ever given a body, a secret or a handler's error message (only the error object, whose
- * class name is the most an implementation should record).
+ * class name is the most an implementation should record). A method that throws is logged (once per method)
+ * and ignored: it never changes an answer, an attempt's outcome, a retry or a dead letter.
  * @example
  * createReceiver({ secret, telemetry: { deadLettered: (letter) => metrics.increment('dead', letter.event.type) } });
  */
@@ -105,57 +106,224 @@ export function outcomeOf({ status, body }: WebhookResponse): DeliveryAnswer {
 }
 
 /**
- * Observes one delivery around `handle`, which never rejects: starts the observer, then reports the answer.
+ * Where a throw of the telemetry goes (the receiver logs it once per hook): never into an answer, an attempt or
+ * a queue's bookkeeping. `hook` names the method that threw, e.g. `attempt.end`.
+ */
+export type TelemetryFault = (hook: string, error: unknown) => void;
+
+/**
+ * The telemetry with every method guarded: a throw goes to `fault`, and a `delivery` or `attempt` that throws
+ * observes nothing. Made once per receiver; the observers these return are guarded where they are called
+ * (`observeDelivery`, `observeAttempts`, `observeEvent`, `observeClaim`, `traceOf`), so a delivery costs no wrapper.
  * @example
- * return observeDelivery(telemetry, deliveryId, (delivery) => handle(input, delivery));
+ * const telemetry = guardTelemetry(options.telemetry, (hook, err) => logger.warn({ hook, err }));
+ */
+export function guardTelemetry(telemetry: Telemetry, fault: TelemetryFault): Telemetry {
+  const guarded: { -readonly [K in keyof Telemetry]: Telemetry[K] } = {};
+  const { delivery, attempt, retried, deadLettered, staleSkipped, replayed, observeQueue } = telemetry;
+  // Each method is called on `telemetry`, as a class instance's methods expect.
+  if (delivery !== undefined)
+    guarded.delivery = (deliveryId) => {
+      try {
+        return delivery.call(telemetry, deliveryId);
+      } catch (error) {
+        fault('delivery', error);
+        return undefined;
+      }
+    };
+  if (attempt !== undefined)
+    guarded.attempt = (job, number) => {
+      try {
+        return attempt.call(telemetry, job, number);
+      } catch (error) {
+        fault('attempt', error);
+        return undefined;
+      }
+    };
+  if (retried !== undefined)
+    guarded.retried = (job, number) => {
+      try {
+        retried.call(telemetry, job, number);
+      } catch (error) {
+        fault('retried', error);
+      }
+    };
+  if (deadLettered !== undefined)
+    guarded.deadLettered = (letter) => {
+      try {
+        deadLettered.call(telemetry, letter);
+      } catch (error) {
+        fault('deadLettered', error);
+      }
+    };
+  if (staleSkipped !== undefined)
+    guarded.staleSkipped = (event) => {
+      try {
+        staleSkipped.call(telemetry, event);
+      } catch (error) {
+        fault('staleSkipped', error);
+      }
+    };
+  if (replayed !== undefined)
+    guarded.replayed = (eventId) => {
+      try {
+        replayed.call(telemetry, eventId);
+      } catch (error) {
+        fault('replayed', error);
+      }
+    };
+  if (observeQueue !== undefined)
+    guarded.observeQueue = (counts) => {
+      try {
+        observeQueue.call(telemetry, counts);
+      } catch (error) {
+        fault('observeQueue', error);
+      }
+    };
+  return guarded;
+}
+
+/**
+ * Tells the delivery's observer its event; a throw goes to `fault`.
+ * @example
+ * observeEvent(delivery, event, fault);
+ */
+export function observeEvent(
+  delivery: DeliveryObserver | undefined,
+  event: WorkforceEvent,
+  fault: TelemetryFault,
+): void {
+  if (delivery?.event === undefined) return;
+  try {
+    delivery.event(event);
+  } catch (error) {
+    fault('delivery.event', error);
+  }
+}
+
+/**
+ * Tells the delivery's observer how the claim was answered; a throw goes to `fault`.
+ * @example
+ * observeClaim(delivery, claim.status, fault);
+ */
+export function observeClaim(
+  delivery: DeliveryObserver | undefined,
+  status: ClaimResult['status'],
+  fault: TelemetryFault,
+): void {
+  if (delivery?.claimed === undefined) return;
+  try {
+    delivery.claimed(status);
+  } catch (error) {
+    fault('delivery.claimed', error);
+  }
+}
+
+/**
+ * The trace link the delivery's observer gives its job (undefined when it throws: the job goes unlinked).
+ * @example
+ * const trace = traceOf(delivery, fault);
+ */
+export function traceOf(
+  delivery: DeliveryObserver | undefined,
+  fault: TelemetryFault,
+): TraceLink | undefined {
+  if (delivery?.enqueued === undefined) return undefined;
+  try {
+    return delivery.enqueued();
+  } catch (error) {
+    fault('delivery.enqueued', error);
+    return undefined;
+  }
+}
+
+// Reports the answer; the answer stands whatever the observer does.
+const answered = (delivery: DeliveryObserver, response: WebhookResponse, fault: TelemetryFault): void => {
+  try {
+    delivery.answered(outcomeOf(response));
+  } catch (error) {
+    fault('delivery.answered', error);
+  }
+};
+
+/**
+ * Observes one delivery around `handle`, which never rejects: starts the observer, then reports the answer.
+ * `telemetry` is guarded (`guardTelemetry`); the observer's `answered` is guarded here.
+ * @example
+ * return observeDelivery(telemetry, deliveryId, (delivery) => handle(input, delivery), fault);
  */
 export function observeDelivery<A extends WebhookResponse | Promise<WebhookResponse>>(
   telemetry: Telemetry,
   deliveryId: string | undefined,
   handle: (delivery: DeliveryObserver | undefined) => A,
+  fault: TelemetryFault,
 ): A {
   const delivery = telemetry.delivery?.(deliveryId);
   const answer = handle(delivery);
   if (delivery === undefined) return answer;
   if (answer instanceof Promise) {
     return answer.then((response: WebhookResponse) => {
-      delivery.answered(outcomeOf(response));
+      answered(delivery, response, fault);
       return response;
     }) as A;
   }
-  delivery.answered(outcomeOf(answer as WebhookResponse));
+  answered(delivery, answer as WebhookResponse, fault);
   return answer;
 }
 
 /**
  * The processor with each attempt observed: started, run in its context, and ended once, on the handlers'
  * outcome or on the attempt's abort (a timeout or a shutdown ends it even when the handlers never settle).
+ * `telemetry` is guarded (`guardTelemetry`: an `attempt` that throws runs the handlers unobserved); a throw of
+ * the observer goes to `fault`, so the attempt's outcome is the handlers' alone.
  * @example
- * const process = observeAttempts(dispatcher.process, telemetry);
+ * const process = observeAttempts(dispatcher.process, telemetry, fault);
  */
-export function observeAttempts(process: JobProcessor, telemetry: Telemetry): JobProcessor {
+export function observeAttempts(
+  process: JobProcessor,
+  telemetry: Telemetry,
+  fault: TelemetryFault,
+): JobProcessor {
   if (telemetry.attempt === undefined) return process;
-  const start = telemetry.attempt.bind(telemetry);
+  const start = telemetry.attempt;
   return (job: QueuedEvent, ctx: AttemptContext): Promise<void> => {
     const observer = start(job, ctx.attempt);
     if (observer === undefined) return process(job, ctx);
     let ended = false;
+    // Also an abort listener, where a throw would be an uncaught exception.
     const end = (failure: { readonly error: unknown } | undefined): void => {
       if (ended) return;
       ended = true;
-      observer.end(failure);
+      try {
+        observer.end(failure);
+      } catch (error) {
+        fault('attempt.end', error);
+      }
     };
     const { signal } = ctx;
     const aborted = (): void => end({ error: signal.reason });
     signal.addEventListener('abort', aborted, { once: true });
-    const run = (): Promise<void> => process(job, ctx);
-    let running: Promise<void>;
-    try {
-      running = observer.run === undefined ? run() : observer.run(run);
-    } catch (error) {
-      running = Promise.reject(error);
+    // Never throws: a processor's synchronous throw is the attempt's failure, as a rejection would be.
+    let running: Promise<void> | undefined;
+    const run = (): Promise<void> => {
+      try {
+        running = process(job, ctx);
+      } catch (error) {
+        running = Promise.reject(error);
+      }
+      return running;
+    };
+    if (observer.run === undefined) run();
+    else {
+      try {
+        observer.run(run);
+      } catch (error) {
+        fault('attempt.run', error);
+      }
+      // The observer threw (or returned) before calling `run`: the handlers run all the same, unobserved.
+      if (running === undefined) run();
     }
-    return running.then(
+    return running!.then(
       () => {
         signal.removeEventListener('abort', aborted);
         end(undefined);

@@ -1,5 +1,5 @@
 // The real OpenTelemetry SDK with in-memory exporters, for the telemetry tests: spans as ended, metrics on demand.
-import { type Attributes, SpanStatusCode } from '@opentelemetry/api';
+import { type MeterProvider as ApiMeterProvider, type Attributes, SpanStatusCode } from '@opentelemetry/api';
 import {
   AggregationTemporality,
   type DataPoint,
@@ -14,6 +14,7 @@ import {
   InMemorySpanExporter,
   type ReadableSpan,
   SimpleSpanProcessor,
+  type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import type { Telemetry } from 'workforce-webhooks';
 import { otelTelemetry } from 'workforce-webhooks/otel';
@@ -34,14 +35,24 @@ export interface TestSdk {
 const includes = (attributes: Attributes, match: Attributes): boolean =>
   Object.entries(match).every(([key, value]) => attributes[key] === value);
 
+/** Options of `createTestSdk`: ways to break the SDK (see `broken.ts`). */
+export interface TestSdkOptions {
+  /** Span processors after the exporting one. */
+  readonly spanProcessors?: readonly SpanProcessor[];
+  /** What the telemetry gets instead of the meter provider (the metrics read are still the real one's). */
+  readonly meterProvider?: (real: MeterProvider) => ApiMeterProvider;
+}
+
 /**
  * Starts a tracer and a meter provider of the real SDK with in-memory exporters.
  * @example
  * const sdk = createTestSdk(); createReceiver({ secret, telemetry: sdk.telemetry });
  */
-export function createTestSdk(): TestSdk {
+export function createTestSdk({ spanProcessors = [], meterProvider: given }: TestSdkOptions = {}): TestSdk {
   const exporter = new InMemorySpanExporter();
-  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const tracerProvider = new BasicTracerProvider({
+    spanProcessors: [new SimpleSpanProcessor(exporter), ...spanProcessors],
+  });
   // Exported when the test asks (forceFlush), not on the reader's hour-long timer; cumulative, so the latest
   // export holds everything counted so far.
   const metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
@@ -66,7 +77,7 @@ export function createTestSdk(): TestSdk {
     );
   };
   return {
-    telemetry: otelTelemetry({ tracerProvider, meterProvider }),
+    telemetry: otelTelemetry({ tracerProvider, meterProvider: given?.(meterProvider) ?? meterProvider }),
     spans: () => exporter.getFinishedSpans(),
     metrics,
     points,

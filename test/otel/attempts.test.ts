@@ -1,0 +1,157 @@
+// workforce_webhooks.attempts counts one outcome per attempt made: as many as the process spans and the
+// handler.duration observations, whatever close() buries and whatever waits for its ordering key.
+import { afterEach, expect, it } from 'vitest';
+import { createMemoryQueue, createReceiver, type DeadLetter, type ReceiverOptions } from 'workforce-webhooks';
+import { METRICS } from 'workforce-webhooks/otel';
+import { createSignedDelivery, sampleEventData } from 'workforce-webhooks/testing';
+import { createTestSdk, observations, type TestSdk } from './sdk.js';
+
+const secret = 'whsec_otel_attempts_test';
+const encoder = new TextEncoder();
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  for (const deadline = Date.now() + 5000; Date.now() < deadline; ) {
+    if (await check()) return;
+    await sleep(10);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+let sdk: TestSdk;
+afterEach(async () => {
+  await sdk?.shutdown();
+});
+
+function make(options: Partial<ReceiverOptions>, handler: (event: { id: string }) => unknown) {
+  sdk = createTestSdk();
+  return createReceiver({ secret, logger: false, telemetry: sdk.telemetry, ...options }).on(
+    'leave.approved',
+    handler as never,
+  );
+}
+
+async function send(receiver: ReturnType<typeof make>, data?: object, occurredAt?: string) {
+  const signed = await createSignedDelivery({ secret, type: 'leave.approved', data, occurredAt } as never);
+  return receiver.handle({ method: 'POST', headers: signed.headers, body: encoder.encode(signed.body) });
+}
+
+// What the attempts counter must agree with.
+const tally = async () => ({
+  spans: sdk.spans().filter((span) => span.name.startsWith('process')).length,
+  durations: observations(await sdk.points(METRICS.handlerDuration)),
+  attempts: await sdk.count(METRICS.attempts),
+});
+
+it('an event between retries when close() buries it: its one attempt is counted once, as the retry', async () => {
+  const letters: DeadLetter[] = [];
+  const receiver = make(
+    {
+      queue: createMemoryQueue({ attempts: 3, backoff: () => 60_000 }),
+      onDeadLetter: (letter) => void letters.push(letter),
+    },
+    () => {
+      throw new Error('fails');
+    },
+  );
+  await send(receiver);
+  await until(async () => (await sdk.count(METRICS.attempts, { outcome: 'retry' })) === 1, 'the retry');
+  await receiver.close({ timeoutMs: 200 });
+  expect(letters.map((letter) => letter.waiting)).toEqual([true]);
+  expect(await tally()).toEqual({ spans: 1, durations: 1, attempts: 1 });
+  expect(await sdk.count(METRICS.attempts, { outcome: 'dead_letter' })).toBe(0);
+  // Still a dead letter: in the gauge, and in the lag (to the end of its processing).
+  expect(await sdk.count(METRICS.deadLetters)).toBe(1);
+  expect(observations(await sdk.points(METRICS.eventLag))).toBe(1);
+});
+
+it('an event still queued when close() buries it: no attempt was made, none is counted', async () => {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const letters: DeadLetter[] = [];
+  const receiver = make(
+    {
+      queue: createMemoryQueue({ concurrency: 1, attempts: 1 }),
+      onDeadLetter: (letter) => void letters.push(letter),
+    },
+    () => held,
+  );
+  await send(receiver); // runs, and holds the only slot
+  await send(receiver); // waits behind it
+  await sleep(20);
+  const closing = receiver.close({ timeoutMs: 300 });
+  await sleep(350);
+  release();
+  await closing;
+  // Two dead letters, one attempt made (cut short by the close, so counted as its dead letter).
+  expect(letters.map((letter) => letter.waiting)).toEqual([undefined, true]);
+  expect(await tally()).toEqual({ spans: 1, durations: 1, attempts: 1 });
+  expect(await sdk.count(METRICS.attempts, { outcome: 'dead_letter' })).toBe(1);
+  expect(await sdk.count(METRICS.deadLetters)).toBe(2);
+});
+
+it('an ordering wait (memory queue) is no attempt: one span per run, attempt 1 each', async () => {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let first = true;
+  const receiver = make({ ordering: {} }, () => {
+    if (first) {
+      first = false;
+      return held;
+    }
+  });
+  const data = { ...sampleEventData('leave.approved'), leaveRequestId: 'lr-otel-attempts' };
+  await send(receiver, data, '2026-01-01T00:00:00.000Z');
+  await sleep(10);
+  await send(receiver, data, '2026-01-02T00:00:00.000Z');
+  await sleep(150);
+  release();
+  await until(
+    () => sdk.spans().filter((span) => span.name.startsWith('process')).length === 2,
+    'two attempts',
+  );
+  const processes = sdk.spans().filter((span) => span.name.startsWith('process'));
+  expect(processes.map((span) => [span.attributes['workforce.attempt'], span.status.code])).toEqual([
+    [1, 0],
+    [1, 0],
+  ]);
+  expect(await tally()).toEqual({ spans: 2, durations: 2, attempts: 2 });
+  expect(await sdk.count(METRICS.attempts, { outcome: 'success' })).toBe(2);
+  await receiver.close();
+});
+
+it('no metric attribute carries an event or delivery id; an inline hand-over keeps the link', async () => {
+  let calls = 0;
+  const receiver = make(
+    { mode: 'inline', ackDeadlineMs: 20, queue: createMemoryQueue({ backoff: () => 1 }) },
+    async () => {
+      calls++;
+      if (calls === 1) {
+        await sleep(60);
+        throw new Error('fails after the 202');
+      }
+    },
+  );
+  const answer = await send(receiver);
+  expect(answer.status).toBe(202);
+  await answer.background;
+  await until(
+    () => sdk.spans().filter((span) => span.name.startsWith('process')).length === 2,
+    'the queued attempt',
+  );
+  const receive = sdk.spans().find((span) => span.name.startsWith('receive'))!;
+  const processes = sdk.spans().filter((span) => span.name.startsWith('process'));
+  expect(processes.map((span) => span.attributes['workforce.attempt'])).toEqual([1, 2]);
+  for (const span of processes) expect(span.links[0]!.context.spanId).toBe(receive.spanContext().spanId);
+  expect(await sdk.count(METRICS.attempts, { outcome: 'retry' })).toBe(1);
+  expect(await sdk.count(METRICS.attempts, { outcome: 'success' })).toBe(1);
+  const keys = new Set<string>();
+  for (const metric of (await sdk.metrics()).values())
+    for (const point of metric.dataPoints) for (const key of Object.keys(point.attributes)) keys.add(key);
+  expect([...keys].sort()).toEqual(['event_type', 'outcome']);
+  await receiver.close();
+});
