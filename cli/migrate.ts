@@ -9,13 +9,16 @@ import { type CliIo, parse, required, UsageError } from './io.js';
 export const MIGRATE_USAGE = `Usage: workforce-webhooks migrate --postgres <postgres://...> [--table <name>]
 
 Creates the Postgres dedupe store's table and index when missing (workforce-webhooks/postgres); running it
-again changes nothing. Needs the pg package.
+again changes nothing. Fails after 5 seconds without an answer from the database. Needs the pg package.
 
 Options:
   --postgres    the database URL
   --table       the table, optionally schema.table (default: workforce_webhook_events)
   -h, --help    show this help
 `;
+
+// Connecting, each statement and the store's own calls: a database that stops answering fails the command.
+const TIMEOUT_MS = 5000;
 
 /**
  * Runs `migrate`; resolves with the exit code.
@@ -36,10 +39,21 @@ export async function migrate(argv: readonly string[], io: CliIo): Promise<numbe
     }),
     import('../adapters/postgres.js'),
   ]);
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  // The pool's own limits too: `pool.end()` waits for a connection still being made, or a query still out.
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 1,
+    connectionTimeoutMillis: TIMEOUT_MS,
+    query_timeout: TIMEOUT_MS,
+  });
   pool.on('error', () => {});
   try {
-    const store = createPostgresStore({ pool, table: values.table, cleanupIntervalMs: 0 });
+    const store = createPostgresStore({
+      pool,
+      table: values.table,
+      timeoutMs: TIMEOUT_MS,
+      cleanupIntervalMs: 0,
+    });
     await store.migrate();
     io.stdout(`migrated ${values.table ?? 'workforce_webhook_events'}\n`);
     return 0;

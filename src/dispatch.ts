@@ -104,7 +104,8 @@ class Context implements HandlerContext, AttemptWatcher {
     const { begin } = this.#shared;
     if (begin === undefined) return Promise.reject(new ConfigurationError(MISSING_TRANSACTIONS));
     if (this.opened === undefined) {
-      const opened = begin(this.#event.id);
+      // The attempt's signal: a wait for the event's turn stops, and gives its connection back, once the attempt ends.
+      const opened = begin(this.#event.id, this.#attempt.signal);
       this.opened = opened;
       // A cut rolls the transaction back, and with it the writes of the handlers that succeeded: none is kept.
       this.#completed = undefined;

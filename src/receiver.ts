@@ -168,7 +168,7 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     logger,
     api: rest.api,
     onDeadLetter: rest.onDeadLetter,
-    begin: store.begin === undefined ? undefined : (eventId) => store.begin!(eventId),
+    begin: store.begin === undefined ? undefined : (eventId, signal) => store.begin!(eventId, signal),
   });
   const ordering =
     rest.ordering === undefined

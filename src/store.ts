@@ -45,9 +45,11 @@ export interface DedupeStore {
   release(id: string, token: string): Promise<boolean>;
   /**
    * Optional: opens an attempt's database transaction for `ctx.transaction()`, whose commit carries the event's
-   * done mark; `'committed'` when an earlier attempt's transaction already committed it.
+   * done mark; `'committed'` when an earlier attempt's transaction already committed it. `signal` is the attempt's:
+   * once it aborts (a time limit, a shutdown), `begin` stops waiting for the event, gives its connection back and
+   * rejects, within the store's own deadline.
    */
-  begin?(eventId: string): Promise<EventTransaction | 'committed'>;
+  begin?(eventId: string, signal?: AbortSignal): Promise<EventTransaction | 'committed'>;
   /** The per-key lease and watermark of `createReceiver({ ordering })` (spec rule 4). */
   readonly ordering?: OrderingStore;
   /**

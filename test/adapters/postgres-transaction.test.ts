@@ -169,6 +169,122 @@ describe.skipIf(!postgresUrl)('ctx.transaction() with the Postgres store', () =>
     expect(await rows(id)).toBe(1);
   });
 
+  it('gives the pool its client back when an attempt times out waiting for the event, and other deliveries go on', async () => {
+    const table = uniqueTable('lockwait');
+    // Another instance's attempt at the same event, stuck inside its transaction (its process paused, say).
+    const other = createPostgresStore({ pool: connectPostgres(), table, cleanupIntervalMs: 0 });
+    await other.migrate();
+    const pool = connectPostgres(postgresUrl, { max: 3 });
+    const store = createPostgresStore({ pool, table, timeoutMs: 300, cleanupIntervalMs: 0 });
+    const queue = createMemoryQueue({ attempts: 5, backoff: () => 10, handlerTimeoutMs: 200 });
+    const receiver = createReceiver({ secret, store, queue, logger: recordingLogger(), storeTimeoutMs: 500 });
+    let attempts = 0;
+    receiver.on('leave.approved', async (_event, ctx) => {
+      attempts++;
+      await (await ctx.transaction()).query('SELECT 1');
+    });
+    const id = crypto.randomUUID();
+    const held = await other.begin(id);
+    if (held === 'committed') throw new Error('expected a transaction');
+    try {
+      expect((await post(receiver, id)).status).toBe(202);
+      // Five attempts of 200 ms, 10 ms apart, each waiting for the event; each wait lasts at most 300 ms.
+      await expect.poll(() => attempts, { timeout: 10_000 }).toBe(5);
+      await sleep(800);
+      expect({ busy: pool.totalCount - pool.idleCount, next: (await post(receiver)).status }).toEqual({
+        busy: 0,
+        next: 202,
+      });
+    } finally {
+      await held.rollback(false);
+      await receiver.close({ timeoutMs: 2000 });
+    }
+  });
+
+  it("begin() waits for the event timeoutMs at a time while the attempt's signal lasts, and gives up once it aborts", async () => {
+    const pool = connectPostgres();
+    const table = uniqueTable('turns');
+    const store = createPostgresStore({ pool, table, timeoutMs: 300, cleanupIntervalMs: 0 });
+    await store.migrate();
+    const id = crypto.randomUUID();
+    const first = await store.begin(id);
+    if (first === 'committed') throw new Error('expected a transaction');
+    const outcome = (opening: Promise<unknown>) =>
+      opening.then(
+        (tx) => (tx === 'committed' ? 'committed' : 'opened'),
+        (error: unknown) => `rejected: ${(error as Error).message}`,
+      );
+    try {
+      // No attempt to wait for: one wait, then the call fails like any other past its deadline.
+      let started = performance.now();
+      expect(await outcome(store.begin(id))).toMatch(/^rejected: workforce-webhooks: another attempt/);
+      expect(performance.now() - started).toBeLessThan(1000);
+      // An attempt that ended before asking takes no connection.
+      const connects = pool.totalCount;
+      expect(await outcome(store.begin(id, AbortSignal.abort(new Error('ended'))))).toBe('rejected: ended');
+      expect(pool.totalCount).toBe(connects);
+      // An attempt that ends while waiting: rejected with its reason within timeoutMs, its client back in the pool.
+      const attempt = new AbortController();
+      const waiting = outcome(store.begin(id, attempt.signal));
+      await sleep(400); // past one wait: it waits again
+      attempt.abort(new Error('timed out'));
+      started = performance.now();
+      expect(await waiting).toBe('rejected: timed out');
+      expect(performance.now() - started).toBeLessThan(600);
+      expect(pool.idleCount).toBe(pool.totalCount - 1); // the first attempt's
+      // An attempt that lasts gets its turn, however many waits that takes.
+      const lasting = outcome(store.begin(id, new AbortController().signal));
+      await sleep(800);
+      expect(await first.commit()).toBe(true);
+      expect(await lasting).toBe('committed');
+    } finally {
+      await first.rollback(false);
+    }
+  });
+
+  it("gives the handlers the session's own lock_timeout, not the bound on the wait for the event", async () => {
+    const pool = connectPostgres(postgresUrl, { options: '-c lock_timeout=7000' });
+    const store = createPostgresStore({
+      pool,
+      table: uniqueTable('setting'),
+      timeoutMs: 300,
+      cleanupIntervalMs: 0,
+    });
+    await store.migrate();
+    const tx = await store.begin(crypto.randomUUID());
+    if (tx === 'committed') throw new Error('expected a transaction');
+    try {
+      expect((await tx.client.query('SHOW lock_timeout')).rows).toEqual([{ lock_timeout: '7s' }]);
+    } finally {
+      await tx.rollback(false);
+    }
+  });
+
+  it('answers 200 inline, with no lost lease, when a renewal lands just after the commit', async () => {
+    // A renewal every 50 ms while handlers run.
+    const { receiver, table, app, rows, logger } = await setup({ mode: 'inline', leaseMs: 150 });
+    const other = connectPostgres();
+    receiver.on('leave.approved', async (event, ctx) => {
+      const db = await ctx.transaction();
+      await db.query(`INSERT INTO ${app} VALUES ($1, 'typed')`, [event.id]);
+      // Another session holds the event's row briefly (a dashboard's SELECT ... FOR UPDATE): the done mark and
+      // the renewals queue behind it, and go on in that order once it lets go.
+      const holder = await other.connect();
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM ${table} WHERE id = $1 FOR UPDATE`, [event.id]);
+      setTimeout(() => void holder.query('COMMIT').finally(() => holder.release()), 200);
+    });
+    const statuses: number[] = [];
+    for (let i = 0; i < 25; i++) statuses.push((await post(receiver)).status);
+    const errors = logger.lines.filter((line) => line.level === 'error').map((line) => line.msg);
+    expect({ statuses, errors, rows: await rows() }).toEqual({
+      statuses: Array(25).fill(200),
+      errors: [],
+      rows: 25,
+    });
+    await receiver.close({ timeoutMs: 2000 });
+  });
+
   it('rejects with a ConfigurationError on a store without transactions', async () => {
     const receiver = createReceiver({
       secret,

@@ -68,6 +68,25 @@ describe.skipIf(!postgresUrl)('createPostgresStore', () => {
     expect(await row()).toEqual({ token: claim.token, committed: true });
   });
 
+  it('renews for its owner a claim whose handler transaction committed, leaving the dedupe window as the commit set it', async () => {
+    // Inline, the lease's renewal can land just after the commit: it is no lost lease.
+    const { pool, table, store } = await migrated();
+    const id = crypto.randomUUID();
+    const claim = await store.claim(id, 30_000);
+    if (claim.status !== 'claimed') throw new Error('expected a claim');
+    const tx = await store.begin(id);
+    if (tx === 'committed') throw new Error('expected a transaction');
+    expect(await tx.commit()).toBe(true);
+    const expires = async () =>
+      (await pool.query(`SELECT expires_at::text AS at FROM ${table} WHERE id = $1`, [id])).rows[0].at;
+    const window = await expires();
+    expect(await store.renew(id, claim.token, 100)).toBe(true);
+    expect(await expires()).toBe(window);
+    expect(await store.renew(id, 'another token', 100)).toBe(false);
+    expect(await store.complete(id, claim.token, DAY)).toBe(true);
+    expect(await store.renew(id, claim.token, 100)).toBe(false);
+  });
+
   it('migrates idempotently, from several instances at once, into a schema of your choice', async () => {
     const pool = connectPostgres();
     const schema = uniqueTable('schema');
@@ -86,10 +105,98 @@ describe.skipIf(!postgresUrl)('createPostgresStore', () => {
     expect((await stores[1]!.claim('x', 30_000)).status).toBe('claimed');
   });
 
+  it('takes table names up to 63 characters, and keeps the names of its index and ordering table that it made before', async () => {
+    const pool = connectPostgres();
+    const schema = uniqueTable('names');
+    await pool.query(`CREATE SCHEMA ${schema}`);
+    const relations = async () =>
+      (
+        await pool.query(
+          `SELECT relname FROM pg_class WHERE relnamespace = $1::regnamespace AND relkind IN ('r', 'i')`,
+          [schema],
+        )
+      ).rows
+        .map((row) => row.relname as string)
+        .filter((relname) => !relname.endsWith('pkey')) // Postgres names (and cuts) those itself
+        .sort();
+    const name = (length: number, fill: string) => `t${fill.repeat(length - 1)}`;
+    // Names that worked before keep theirs: the ordering table's in full, the index's cut at 63 as Postgres cut it.
+    for (const table of [name(52, 'a'), name(54, 'b')]) {
+      const store = createPostgresStore({ pool, table: `${schema}.${table}`, cleanupIntervalMs: 0 });
+      await store.migrate();
+      expect((await store.claim(crypto.randomUUID(), 30_000)).status).toBe('claimed');
+    }
+    expect(await relations()).toEqual(
+      [
+        name(52, 'a'),
+        `${name(52, 'a')}_expires_at`,
+        `${name(52, 'a')}_ordering`,
+        name(54, 'b'),
+        `${name(54, 'b')}_expires_`,
+        `${name(54, 'b')}_ordering`,
+      ].sort(),
+    );
+    // Longer names, two of them alike but for their last letter: each gets its own index and ordering table.
+    await pool.query(`DROP SCHEMA ${schema} CASCADE; CREATE SCHEMA ${schema}`);
+    const long = [`${name(62, 'c')}x`, `${name(62, 'c')}y`];
+    for (const table of long) {
+      const store = createPostgresStore({ pool, table: `${schema}.${table}`, cleanupIntervalMs: 0 });
+      await store.migrate();
+      const claim = await store.claim(crypto.randomUUID(), 30_000, 'record-1');
+      expect(claim.status).toBe('claimed');
+      expect(await store.ordering!.enter('record-1', 'owner', 30_000)).toMatchObject({ status: 'entered' });
+    }
+    const made = await relations();
+    expect(made.filter((relname) => long.includes(relname))).toEqual(long);
+    expect(made.filter((relname) => /^tc{42}_[0-9a-f]{8}_expires_at$/.test(relname))).toHaveLength(2);
+    expect(made.filter((relname) => /^tc{44}_[0-9a-f]{8}_ordering$/.test(relname))).toHaveLength(2);
+    expect(made.every((relname) => relname.length <= 63)).toBe(true);
+  });
+
+  it('rejects migrate(), never crashes the process, when its connection is dropped mid-way', async () => {
+    const pool = connectPostgres();
+    const admin = connectPostgres();
+    // Another instance migrating: this one waits on the migrate lock with its client checked out.
+    const holder = await admin.connect();
+    await holder.query('BEGIN');
+    await holder.query("SELECT pg_advisory_xact_lock(hashtext('workforce-webhooks:migrate'))");
+    const uncaught: unknown[] = [];
+    const record = (error: unknown): void => void uncaught.push(error);
+    process.prependListener('uncaughtException', record);
+    try {
+      const store = createPostgresStore({ pool, table: uniqueTable('dropped'), cleanupIntervalMs: 0 });
+      const migrating = store.migrate().then(
+        () => 'resolved',
+        (error: unknown) => `rejected: ${(error as Error).message}`,
+      );
+      // The migrating connection is dropped (a failover, an admin, a restart).
+      await expect
+        .poll(async () => {
+          const { rows } = await admin.query(
+            `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+             WHERE wait_event_type = 'Lock' AND query LIKE '%workforce-webhooks:migrate%' AND pid <> pg_backend_pid()`,
+          );
+          return rows.length;
+        })
+        .toBe(1);
+      expect(await migrating).toMatch(/^rejected: /);
+      await sleep(200);
+      expect(uncaught).toEqual([]);
+      // The broken client left the pool; the next migrate gets a working one.
+      await holder.query('ROLLBACK');
+      await store.migrate();
+      expect(pool.idleCount).toBe(pool.totalCount);
+    } finally {
+      process.off('uncaughtException', record);
+      await holder.query('ROLLBACK').catch(() => {});
+      holder.release();
+    }
+  });
+
   it('refuses a missing pool and a table name that is not a plain identifier', () => {
     const pool = connectPostgres();
     expect(() => createPostgresStore({} as never)).toThrow(ConfigurationError);
-    for (const table of ['events; DROP TABLE x', 'a.b.c', '"quoted"', '', '1table'])
+    for (const table of ['events; DROP TABLE x', 'a.b.c', '"quoted"', '', '1table', `t${'x'.repeat(63)}`])
       expect(() => createPostgresStore({ pool, table })).toThrow(ConfigurationError);
     expect(() => createPostgresStore({ pool, timeoutMs: 0 })).toThrow(ConfigurationError);
   });

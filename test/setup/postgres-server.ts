@@ -1,7 +1,7 @@
 // Starts and stops a real, throwaway PostgreSQL (the Debian package's binaries) on a free loopback port.
 import { execFile } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
-import { chown, mkdtemp, rm } from 'node:fs/promises';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { chown, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -33,6 +33,13 @@ export interface PostgresServer {
   stop(options?: { readonly crash?: boolean }): Promise<void>;
   /** Starts it again on the same port, with the data it had. */
   start(): Promise<void>;
+  /**
+   * Stops the postmaster and its backends with SIGSTOP: alive but silent, connections open and nothing answered
+   * (a hung host, a network black hole). Linux only (/proc).
+   */
+  pause(): Promise<void>;
+  /** Lets a paused server answer again (SIGCONT). */
+  resume(): Promise<void>;
   /** Stops it for good and removes its directory. */
   dispose(): Promise<void>;
 }
@@ -98,6 +105,33 @@ export async function startPostgresServer(): Promise<PostgresServer> {
       '-c fsync=off',
       '-c full_page_writes=off',
     ].join(' ');
+  // The postmaster (first line of postmaster.pid) and its children, read from /proc.
+  const family = async (): Promise<number[]> => {
+    const postmaster = Number((await readFile(join(data, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    const parentOf = (pid: string): number => {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    };
+    const children = readdirSync('/proc').filter((name) => {
+      if (!/^\d+$/.test(name)) return false;
+      try {
+        return parentOf(name) === postmaster;
+      } catch {
+        return false; // ended meanwhile
+      }
+    });
+    return [postmaster, ...children.map(Number)];
+  };
+  const signal = async (name: 'SIGSTOP' | 'SIGCONT'): Promise<void> => {
+    for (const pid of await family()) {
+      try {
+        process.kill(pid, name);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error; // a backend that ended meanwhile
+      }
+    }
+  };
+
   const start = async (): Promise<void> => {
     if (running) return;
     await pg('pg_ctl', ['start', '-w', '-t', '60', '-D', data, '-l', join(dir, 'log'), '-o', options()]);
@@ -106,6 +140,8 @@ export async function startPostgresServer(): Promise<PostgresServer> {
   const stop = async ({ crash = false } = {}): Promise<void> => {
     if (!running) return;
     running = false;
+    // A paused server would never hear pg_ctl.
+    await signal('SIGCONT').catch(() => {});
     await pg('pg_ctl', ['stop', '-w', '-t', '60', '-D', data, '-m', crash ? 'immediate' : 'fast']);
   };
 
@@ -118,6 +154,8 @@ export async function startPostgresServer(): Promise<PostgresServer> {
     port,
     stop,
     start,
+    pause: () => signal('SIGSTOP'),
+    resume: () => signal('SIGCONT'),
     async dispose() {
       await stop().catch(() => {});
       await rm(dir, { recursive: true, force: true });
