@@ -4,19 +4,11 @@ import { afterEach, expect, it } from 'vitest';
 import { createMemoryQueue, createReceiver, type DeadLetter, type ReceiverOptions } from 'workforce-webhooks';
 import { METRICS } from 'workforce-webhooks/otel';
 import { createSignedDelivery, sampleEventData } from 'workforce-webhooks/testing';
-import { createTestSdk, observations, type TestSdk } from './sdk.js';
+import { createTestSdk, observations, type TestSdk, until } from './sdk.js';
 
 const secret = 'whsec_otel_attempts_test';
 const encoder = new TextEncoder();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (const deadline = Date.now() + 5000; Date.now() < deadline; ) {
-    if (await check()) return;
-    await sleep(10);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 let sdk: TestSdk;
 afterEach(async () => {

@@ -6,17 +6,9 @@ import { METRICS } from 'workforce-webhooks/otel';
 import { createRedisStore } from 'workforce-webhooks/redis';
 import { createSignedDelivery } from 'workforce-webhooks/testing';
 import { connectRedis, redisUrl, uniqueName } from '../setup/redis-helpers.js';
-import { createTestSdk, SpanStatusCode, type TestSdk } from './sdk.js';
+import { createTestSdk, SpanStatusCode, type TestSdk, until } from './sdk.js';
 
 const secret = 'whsec_otel_bullmq_test';
-
-async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (const deadline = Date.now() + 15_000; Date.now() < deadline; ) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 const open: { receiver: Receiver; sdk: TestSdk }[] = [];
 afterEach(async () => {

@@ -8,19 +8,11 @@ import { createRedisStore } from 'workforce-webhooks/redis';
 import { createSignedDelivery } from 'workforce-webhooks/testing';
 import { connectRedis, redisUrl, uniqueName } from '../setup/redis-helpers.js';
 import { registerContextManager } from './context-manager.js';
-import { createTestSdk, type TestSdk } from './sdk.js';
+import { createTestSdk, type TestSdk, until } from './sdk.js';
 
 const secret = 'whsec_otel_context_test';
 const encoder = new TextEncoder();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (const deadline = Date.now() + 15_000; Date.now() < deadline; ) {
-    if (await check()) return;
-    await sleep(20);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 let unregister: () => void;
 beforeAll(() => {

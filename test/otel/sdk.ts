@@ -95,3 +95,21 @@ export const observations = (points: DataPoint<unknown>[]): number =>
   points.reduce((sum, point) => sum + (point.value as Histogram).count, 0);
 
 export { SpanStatusCode };
+
+/**
+ * Waits, 10 ms at a time, until `check` holds; throws naming `what` after `timeoutMs` (15 s: BullMQ's workers are
+ * slow to start on a loaded machine).
+ * @example
+ * await until(() => sdk.spans().length === 2, 'both spans');
+ */
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 15_000,
+): Promise<void> {
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; ) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}

@@ -4,19 +4,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryQueue, createReceiver, type ReceiverOptions, type Telemetry } from 'workforce-webhooks';
 import { createSignedDelivery, sampleEventData } from 'workforce-webhooks/testing';
 import { throwingMeterProvider, throwingProcessor, throwingTelemetry } from './broken.js';
-import { createTestSdk, type TestSdk, type TestSdkOptions } from './sdk.js';
+import { createTestSdk, type TestSdk, type TestSdkOptions, until } from './sdk.js';
 
 const secret = 'whsec_otel_throwing_test';
 const encoder = new TextEncoder();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (const deadline = Date.now() + 5000; Date.now() < deadline; ) {
-    if (await check()) return;
-    await sleep(10);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 async function delivery(options: { secret?: string; data?: object; occurredAt?: string } = {}) {
   const signed = await createSignedDelivery({ secret, type: 'leave.approved', ...options } as never);
