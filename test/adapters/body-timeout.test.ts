@@ -1,59 +1,11 @@
-import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createReceiver } from 'workforce-webhooks';
 import { leaveApproved } from '../contract/adapter-dedupe.js';
 import { CONTRACT_SECRET } from '../contract/adapter-suite.js';
 import { nodeStreamAdapters } from '../support/node-stream-adapters.js';
+import { rawExchange as exchange } from '../support/raw-exchange.js';
 
 const adapters = nodeStreamAdapters;
-
-// What a raw socket got back: everything the server wrote, and whether the server closed the connection.
-interface Exchange {
-  readonly text: string;
-  readonly closed: boolean;
-}
-
-/**
- * Sends the head of a signed delivery declaring the whole body, then `send` writes what it likes; resolves when
- * the server closes the connection, or after `waitMs` (generous: only order is asserted, never speed).
- */
-function exchange(
-  url: string,
-  head: Record<string, string>,
-  body: string,
-  send: (write: (chunk: string) => void) => () => void,
-  waitMs = 15_000,
-): Promise<Exchange> {
-  const { hostname, port, pathname } = new URL(url);
-  return new Promise((resolve) => {
-    const socket = connect(Number(port), hostname);
-    let text = '';
-    let stop = (): void => {};
-    const settle = (closed: boolean): void => {
-      clearTimeout(timer);
-      stop();
-      socket.destroy();
-      resolve({ text, closed });
-    };
-    const timer = setTimeout(() => settle(false), waitMs);
-    socket.setEncoding('latin1');
-    socket.on('data', (chunk: string) => {
-      text += chunk;
-    });
-    socket.on('end', () => settle(true));
-    socket.on('close', () => settle(true));
-    socket.on('error', () => settle(true));
-    socket.on('connect', () => {
-      const lines = [`POST ${pathname} HTTP/1.1`, `host: ${hostname}:${port}`];
-      for (const [name, value] of Object.entries(head)) lines.push(`${name}: ${value}`);
-      lines.push(`content-length: ${Buffer.byteLength(body)}`);
-      socket.write(`${lines.join('\r\n')}\r\n\r\n`);
-      stop = send((chunk) => {
-        if (!socket.destroyed) socket.write(chunk);
-      });
-    });
-  });
-}
 
 const opened: Array<() => Promise<void>> = [];
 afterEach(async () => {
