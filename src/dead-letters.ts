@@ -6,6 +6,7 @@ import type { WorkforceEvent } from './types.js';
 export interface DeadLetter {
   readonly event: WorkforceEvent;
   readonly deliveryId: string | undefined;
+  /** The attempts made (0 for an event `close()` gave up before its first). */
   readonly attempts: number;
   /** The last failure. */
   readonly error: unknown;

@@ -414,7 +414,8 @@ class MemoryQueue implements EventQueue {
       const letter: DeadLetter = {
         event,
         deliveryId,
-        attempts: job.attempt,
+        // A waiting job's number is that of the attempt it waited to make.
+        attempts: waiting ? job.attempt - 1 : job.attempt,
         error,
         failedAt: Date.now(),
         ...(waiting ? { waiting } : {}),

@@ -49,7 +49,7 @@ it('an event between retries when close() buries it: its one attempt is counted 
   await send(receiver);
   await until(async () => (await sdk.count(METRICS.attempts, { outcome: 'retry' })) === 1, 'the retry');
   await receiver.close({ timeoutMs: 200 });
-  expect(letters.map((letter) => letter.waiting)).toEqual([true]);
+  expect(letters.map((letter) => [letter.waiting, letter.attempts])).toEqual([[true, 1]]);
   expect(await tally()).toEqual({ spans: 1, durations: 1, attempts: 1 });
   expect(await sdk.count(METRICS.attempts, { outcome: 'dead_letter' })).toBe(0);
   // Still a dead letter: in the gauge, and in the lag (to the end of its processing).
@@ -78,7 +78,10 @@ it('an event still queued when close() buries it: no attempt was made, none is c
   release();
   await closing;
   // Two dead letters, one attempt made (cut short by the close, so counted as its dead letter).
-  expect(letters.map((letter) => letter.waiting)).toEqual([undefined, true]);
+  expect(letters.map((letter) => [letter.waiting, letter.attempts])).toEqual([
+    [undefined, 1],
+    [true, 0],
+  ]);
   expect(await tally()).toEqual({ spans: 1, durations: 1, attempts: 1 });
   expect(await sdk.count(METRICS.attempts, { outcome: 'dead_letter' })).toBe(1);
   expect(await sdk.count(METRICS.deadLetters)).toBe(2);
