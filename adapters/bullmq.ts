@@ -30,6 +30,7 @@ import {
   type QueueHooks,
 } from '../src/queue.js';
 import { DEFAULT_DONE_TTL_MS } from '../src/store.js';
+import { LUA_BELOW } from './redis-script.js';
 
 /** Options of `createBullmqQueue`. */
 export interface BullmqQueueOptions {
@@ -83,18 +84,10 @@ type EventJob = Job<JobData>;
 // One page of BullMQ's failed set (scored by failure time), newest first, from just after the cursor's position,
 // whether or not the cursor's own job is still there (replayed or discarded since). The ties of a failure time come
 // by their ids' bytes, highest first, so a binary search over them finds the first id below the cursor's (one
-// ZREVRANGE per halving: ten for a thousand ties). Ids are compared byte by byte, as Redis orders them (Lua's `<`
-// uses the C library's collation, which may follow the server's locale). One atomic read, so failures arriving
-// meanwhile shift nothing.
+// ZREVRANGE per halving: ten for a thousand ties). Ids are compared byte by byte, as Redis orders them. One atomic
+// read, so failures arriving meanwhile shift nothing.
 const FAILED_PAGE = `local key, score, id = KEYS[1], ARGV[1], ARGV[2]
-local function below(a, b)
-  for i = 1, math.min(#a, #b) do
-    local x, y = string.byte(a, i), string.byte(b, i)
-    if x ~= y then return x < y end
-  end
-  return #a < #b
-end
-local start = 0
+${LUA_BELOW}local start = 0
 if score ~= '' then
   start = redis.call('ZCOUNT', key, '(' .. score, '+inf')
   local stop = start + redis.call('ZCOUNT', key, score, score)

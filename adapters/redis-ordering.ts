@@ -1,20 +1,13 @@
 // The Redis side of ordering (spec rule 4): a per-key lease and watermark, each step one atomic Lua script.
 import type { Cluster, Redis } from 'ioredis';
 import { type KeyEntry, LAPSED_KEPT_MS, type OrderingStore } from '../src/ordering-store.js';
-import { runScript, type Script, script } from './redis-script.js';
+import { LUA_BELOW, runScript, type Script, script } from './redis-script.js';
 
 // Redis's clock, so every instance agrees on leases; and a byte-wise comparison of marks (Lua's `<` follows the
 // server's locale).
 const PRELUDE = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local function newer(a, b)
-  for i = 1, math.min(#a, #b) do
-    local x, y = a:byte(i), b:byte(i)
-    if x ~= y then return x > y end
-  end
-  return #a > #b
-end
-`;
+${LUA_BELOW}`;
 
 // KEYS: lease (hash: owner, since, until), watermark. ARGV: owner, lease ms. The hash outlives `until` (the key's
 // TTL) by LAPSED_KEPT_MS, so the same owner entering again keeps `since`, the start of its maxWaitMs bound; another
@@ -43,7 +36,7 @@ return 1`;
 // ARGV: owner, mark ('' for none), watermark TTL ms: compare-and-set of the watermark, then the lease given up.
 const LEAVE = `${PRELUDE}if ARGV[2] ~= '' then
   local current = redis.call('GET', KEYS[2])
-  if not current or newer(ARGV[2], current) then redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3]) end
+  if not current or below(current, ARGV[2]) then redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3]) end
 end
 if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
 return 0`;

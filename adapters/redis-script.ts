@@ -2,6 +2,19 @@
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 
+/**
+ * Lua: `below(a, b)`, true when string `a` sorts before `b` byte by byte, as Redis orders sorted-set members (Lua's
+ * `<` uses the C library's collation, which may follow the server's locale). For scripts that compare ids or marks.
+ */
+export const LUA_BELOW = `local function below(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = a:byte(i), b:byte(i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+`;
+
 /** A script's source and the SHA-1 that EVALSHA names it by. */
 export interface Script {
   readonly source: string;

@@ -1,7 +1,7 @@
 // Inline mode: run the handlers before answering, or answer 202 at the deadline and let the queue own the rest.
 import { type Attempt, startAttempt } from './attempt.js';
 import type { Claims } from './claims.js';
-import { WebhookError } from './errors.js';
+import { WebhookError, type WebhookErrorCode } from './errors.js';
 import type { DeadLetter, JobProcessor, QueuedEvent } from './queue.js';
 import { answers, type WebhookResponse, withBackground } from './responses.js';
 
@@ -37,7 +37,8 @@ type Outcome =
 const OK: Outcome = { ok: true };
 const DEADLINE = Symbol('deadline');
 const HAND_OVER_RETRIES_MS = [1000, 2000, 4000, 8000, 16_000];
-const isLeaseLost = (error: unknown): boolean => error instanceof WebhookError && error.code === 'lease_lost';
+const hasCode = (error: unknown, code: WebhookErrorCode): boolean =>
+  error instanceof WebhookError && error.code === code;
 
 /**
  * The inline runner: 200 when the handlers succeed, 500 when one fails (the sender retries), 202 past
@@ -52,7 +53,7 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
   const finishLate = async (job: QueuedEvent, token: string, outcome: Outcome): Promise<void> => {
     if (outcome.ok) return claims.complete(job.event.id, token);
     // Another delivery owns the event now (logged when the lease was found taken): handing it over would run it twice.
-    if (isLeaseLost(outcome.error)) return;
+    if (hasCode(outcome.error, 'lease_lost')) return;
     const completed = outcome.completed ?? [];
     const handedOver = await handOverUntilTaken({ ...job, attemptsMade: 1, completed }, token);
     // The claim was taken while the queue refused (logged by the renewal): the event is another delivery's now.
@@ -72,10 +73,6 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
     }
   };
 
-  // A queue takes an event already answered 2xx even when full (the receiver's queues do); a queue that still
-  // refuses, or cannot be reached, is asked again a few times before the event is given up as a dead letter.
-  // Between tries the claim is renewed (at once, then every third of a lease): the tries outlast a lease, and a
-  // copy of the event must not run meanwhile. Undefined when a renewal found the claim taken.
   // Waits between hand-over tries, ended at once by `close`; and the late finishes in flight, which `close` awaits.
   const pauses = new Set<() => void>();
   const pause = (ms: number): Promise<void> =>
@@ -90,6 +87,10 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
     });
   const finishing = new Set<Promise<void>>();
 
+  // A queue takes an event already answered 2xx even when full (the receiver's queues do); a queue that still
+  // refuses, or cannot be reached, is asked again a few times before the event is given up as a dead letter.
+  // Between tries the claim is renewed (at once, then every third of a lease): the tries outlast a lease, and a
+  // copy of the event must not run meanwhile. Undefined when a renewal found the claim taken.
   const handOverUntilTaken = async (
     job: QueuedEvent,
     token: string,
@@ -155,8 +156,7 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
       }
       await claims.release(id, token);
       // Cut short by close(), before its answer: no handler failed, the receiver is shutting down.
-      if (first.error instanceof WebhookError && first.error.code === 'shutting_down')
-        return answers.unavailable.shutting_down;
+      if (hasCode(first.error, 'shutting_down')) return answers.unavailable.shutting_down;
       onRetry?.(job, 1);
       return answers.handlerFailed;
     },

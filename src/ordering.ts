@@ -136,12 +136,12 @@ export interface OrderingSetup extends OrderingOptions {
 const POLL_MS = 100;
 
 // The attempt as handlers see it: its number and signal, with the key and whether the event is stale.
-// It is also the run's entry in the renewals: when its handlers began, and their promise once they have one.
+// It is also the run's entry in the renewals: how many it had, and its handlers' promise once they have one.
 class OrderedAttempt implements AttemptContext {
   readonly #attempt: AttemptContext;
   readonly orderingKey: string;
   readonly stale: boolean;
-  readonly startedAt: number = Date.now();
+  renewals = 0;
   ran: Promise<void> | undefined;
   // Made only when the handlers read `signal` or the key's lease is lost: most attempts never need either.
   #lost: AbortController | undefined;
@@ -256,20 +256,17 @@ export function createOrdering({
   // Moves the key's watermark and gives the key up; never rejects. No promise when the store answers at once.
   const leave = (
     orderingKey: string,
-    event: WorkforceEvent,
+    eventId: string,
     mark: string | undefined,
   ): Promise<void> | undefined => {
     const failed = (error: unknown): void => {
       // The key's lease then lapses by itself; a watermark not moved only lets an older event run.
-      logger.error(
-        { eventId: event.id, err: error },
-        'workforce-webhooks: could not give up an ordering key',
-      );
+      logger.error({ eventId, err: error }, 'workforce-webhooks: could not give up an ordering key');
       wake(orderingKey);
     };
     let left: boolean | Promise<boolean>;
     try {
-      left = store.leave(orderingKey, event.id, mark, doneTtlMs);
+      left = store.leave(orderingKey, eventId, mark, doneTtlMs);
     } catch (error) {
       failed(error);
       return undefined;
@@ -281,11 +278,11 @@ export function createOrdering({
     return left.then(() => wake(orderingKey), failed);
   };
 
-  const hold = async (orderingKey: string, event: WorkforceEvent): Promise<void> => {
+  const hold = async (orderingKey: string, eventId: string): Promise<void> => {
     try {
-      await store.hold(orderingKey, event.id, maxWaitMs);
+      await store.hold(orderingKey, eventId, maxWaitMs);
     } catch (error) {
-      logger.error({ eventId: event.id, err: error }, 'workforce-webhooks: could not hold an ordering key');
+      logger.error({ eventId, err: error }, 'workforce-webhooks: could not hold an ordering key');
     } finally {
       // Waiters look again: the hold may already have passed its bound.
       wake(orderingKey);
@@ -293,7 +290,7 @@ export function createOrdering({
   };
 
   const skip = async (orderingKey: string, event: WorkforceEvent, watermark: string): Promise<void> => {
-    await leave(orderingKey, event, undefined);
+    await leave(orderingKey, event.id, undefined);
     await reportStale(event, watermark);
   };
 
@@ -308,12 +305,12 @@ export function createOrdering({
       renewing = undefined;
       return;
     }
-    const now = Date.now();
     for (const [eventId, running] of held) {
       const { orderingKey } = running;
-      // Handlers that outlived their aborted attempt (they ignore their signal) keep the key until `maxWaitMs`
-      // after they began, as a failing event would; then its lease lapses, and the key moves on.
-      if (now - running.startedAt > maxWaitMs && running.aborted) {
+      // Handlers that outlived their aborted attempt (they ignore their signal) keep the key until about `maxWaitMs`
+      // after they began (renewals a third of a lease apart), as a failing event would; then its lease lapses.
+      running.renewals++;
+      if (running.renewals * (leaseMs / 3) > maxWaitMs && running.aborted) {
         held.delete(eventId);
         continue;
       }
@@ -376,7 +373,7 @@ export function createOrdering({
         const { event } = job;
         const { watermark } = entry;
         // Its own mark: an earlier attempt's handlers, past its time limit, all succeeded after all. Done.
-        if (mark === watermark) return leave(orderingKey, event, undefined) ?? Promise.resolve();
+        if (mark === watermark) return leave(orderingKey, event.id, undefined) ?? Promise.resolve();
         const isStale = watermark !== undefined && mark < watermark;
         // Not run, not retried, not dead-lettered: the newer event's handlers already brought the record on.
         if (isStale && stale === 'skip') return skip(orderingKey, event, watermark);
@@ -395,11 +392,11 @@ export function createOrdering({
         return ran.then(
           () => {
             done();
-            return leave(orderingKey, event, mark);
+            return leave(orderingKey, event.id, mark);
           },
           async (error: unknown) => {
             done();
-            await hold(orderingKey, event);
+            await hold(orderingKey, event.id);
             throw error;
           },
         );
@@ -439,8 +436,7 @@ export function createOrdering({
         if (signal.aborted) throw signal.reason;
         const entry = await store.enter(orderingKey, eventId, leaseMs);
         if (!signal.aborted) return entry;
-        if (entry.status === 'entered')
-          await leave(orderingKey, { id: eventId } as WorkforceEvent, undefined);
+        if (entry.status === 'entered') await leave(orderingKey, eventId, undefined);
         throw signal.reason;
       };
       // An earlier attempt of the event still runs here (its handlers outlived its time limit): the event waits
@@ -482,7 +478,7 @@ export function createOrdering({
     async deadLettered(letter) {
       const orderingKey = keyOf(letter.event);
       if (orderingKey !== undefined && markOf(letter.event) !== undefined)
-        await leave(orderingKey, letter.event, undefined);
+        await leave(orderingKey, letter.event.id, undefined);
     },
   };
 }

@@ -111,6 +111,17 @@ export function outcomeOf({ status, body }: WebhookResponse): DeliveryAnswer {
  */
 export type TelemetryFault = (hook: string, error: unknown) => void;
 
+// Every method of `Telemetry`, by name: a Record, so that a method added to the interface must be added here.
+const HOOKS: Readonly<Record<keyof Telemetry, true>> = {
+  delivery: true,
+  attempt: true,
+  retried: true,
+  deadLettered: true,
+  staleSkipped: true,
+  replayed: true,
+  observeQueue: true,
+};
+
 /**
  * The telemetry with every method guarded: a throw goes to `fault`, and a `delivery` or `attempt` that throws
  * observes nothing. Made once per receiver; the observers these return are guarded where they are called
@@ -119,68 +130,21 @@ export type TelemetryFault = (hook: string, error: unknown) => void;
  * const telemetry = guardTelemetry(options.telemetry, (hook, err) => logger.warn({ hook, err }));
  */
 export function guardTelemetry(telemetry: Telemetry, fault: TelemetryFault): Telemetry {
-  const guarded: { -readonly [K in keyof Telemetry]: Telemetry[K] } = {};
-  const { delivery, attempt, retried, deadLettered, staleSkipped, replayed, observeQueue } = telemetry;
-  // Each method is called on `telemetry`, as a class instance's methods expect.
-  if (delivery !== undefined)
-    guarded.delivery = (deliveryId) => {
+  const guarded: Record<string, (...args: unknown[]) => unknown> = {};
+  for (const hook of Object.keys(HOOKS) as (keyof Telemetry)[]) {
+    const method = telemetry[hook] as ((...args: unknown[]) => unknown) | undefined;
+    if (method === undefined) continue;
+    // Called on `telemetry`, as a class instance's methods expect; a throw answers undefined (nothing observed).
+    guarded[hook] = (...args) => {
       try {
-        return delivery.call(telemetry, deliveryId);
+        return method.apply(telemetry, args);
       } catch (error) {
-        fault('delivery', error);
+        fault(hook, error);
         return undefined;
       }
     };
-  if (attempt !== undefined)
-    guarded.attempt = (job, number) => {
-      try {
-        return attempt.call(telemetry, job, number);
-      } catch (error) {
-        fault('attempt', error);
-        return undefined;
-      }
-    };
-  if (retried !== undefined)
-    guarded.retried = (job, number) => {
-      try {
-        retried.call(telemetry, job, number);
-      } catch (error) {
-        fault('retried', error);
-      }
-    };
-  if (deadLettered !== undefined)
-    guarded.deadLettered = (letter) => {
-      try {
-        deadLettered.call(telemetry, letter);
-      } catch (error) {
-        fault('deadLettered', error);
-      }
-    };
-  if (staleSkipped !== undefined)
-    guarded.staleSkipped = (event) => {
-      try {
-        staleSkipped.call(telemetry, event);
-      } catch (error) {
-        fault('staleSkipped', error);
-      }
-    };
-  if (replayed !== undefined)
-    guarded.replayed = (eventId) => {
-      try {
-        replayed.call(telemetry, eventId);
-      } catch (error) {
-        fault('replayed', error);
-      }
-    };
-  if (observeQueue !== undefined)
-    guarded.observeQueue = (counts) => {
-      try {
-        observeQueue.call(telemetry, counts);
-      } catch (error) {
-        fault('observeQueue', error);
-      }
-    };
-  return guarded;
+  }
+  return guarded as Telemetry;
 }
 
 /**
