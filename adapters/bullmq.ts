@@ -17,6 +17,7 @@ import {
   errorClassOf,
   pageLimit,
 } from '../src/dead-letters.js';
+import { withDeadline } from '../src/deadline.js';
 import { ConfigurationError, WebhookError } from '../src/errors.js';
 import { OrderingWait } from '../src/ordering-wait.js';
 import {
@@ -226,6 +227,8 @@ export function createBullmqQueue({
   // deadline the connections are dropped instead. Running jobs stay stored; another instance takes them over later.
   const shutDown = async (timeoutMs: number): Promise<void> => {
     closed = true;
+    // Completions still unconfirmed are recorded now: the connections may be dropped before BullMQ confirms them.
+    for (const id of [...unconfirmed.keys()]) recordSuccess(id);
     const deadline = performance.now() + timeoutMs;
     const left = (): number => Math.max(0, deadline - performance.now());
     const reachable = !redis || workerClient?.status === 'ready';
@@ -324,16 +327,55 @@ export function createBullmqQueue({
     for (const id of [...ids]) running.get(id)?.abort(new WebhookError('shutting_down', reason));
   };
 
+  // BullMQ records a completion only under the job's lock, and stops renewing the lock when the processor returns.
+  // A Redis that goes silent then, for longer than the lock has left, lets another instance's stalled check take
+  // the finished job over and run it again. So a completion BullMQ has not confirmed well within the lock's least
+  // remainder (`lockDurationMs - lockRenewMs`) leaves a record of success apart from the lock, written on the
+  // worker's connection: while Redis is silent it waits there, ahead of anything a takeover can send once Redis
+  // answers, and the worker that takes the job over (only a job back from a stall) reads it first. A completion
+  // confirmed in time costs a timer and nothing in Redis.
+  const confirmWithinMs = Math.max(1, Math.floor(Math.min(lockRenewMs, lockDurationMs - lockRenewMs) / 2));
+  const unconfirmed = new Map<string, ReturnType<typeof setTimeout>>();
+  const successKey = (id: string): string => queue.toKey(`${id}:succeeded`);
+  const confirmed = (id: string): void => {
+    clearTimeout(unconfirmed.get(id));
+    unconfirmed.delete(id);
+  };
+  const recordSuccess = (id: string): void => {
+    confirmed(id);
+    void workerClient?.set(successKey(id), '1', 'PX', keepCompletedMs).catch(() => {});
+  };
+  const awaitConfirmation = (id: string): void => {
+    if (workerClient === undefined) return;
+    confirmed(id);
+    const timer = setTimeout(recordSuccess, confirmWithinMs, id);
+    timer.unref();
+    unconfirmed.set(id, timer);
+  };
+  // Answered within the lock: a Redis that does not answer by then fails the attempt rather than risk a second run.
+  const succeededBefore = async (id: string): Promise<boolean> =>
+    workerClient !== undefined &&
+    (await withDeadline(() => workerClient!.exists(successKey(id)), lockDurationMs, 'queue_unavailable')) ===
+      1;
+
   const processor = async (job: EventJob, token?: string): Promise<void> => {
     const { data } = job;
+    const id = job.id!;
+    if (job.stalledCounter > 0 && (await succeededBefore(id))) {
+      hooks!.logger.info(
+        { eventId: data.event.id, queue: name },
+        'workforce-webhooks: this event succeeded before Redis stalled; not run again',
+      );
+      return;
+    }
     const attempt = startAttempt(hooks!.process, data, {
       attempt: (data.attemptsMade ?? 0) + job.attemptsMade + 1,
       timeoutMs: handlerTimeoutMs,
     });
-    const id = job.id!;
     running.set(id, attempt);
     try {
       await attempt.done;
+      awaitConfirmation(id);
     } catch (error) {
       // Its ordering key is held (maybe on another instance): back to delayed, as the same attempt, rather than
       // holding a worker slot while it waits.
@@ -374,6 +416,9 @@ export function createBullmqQueue({
           backoffStrategy: (made: number, _type?: string, _error?: Error, job?: { data: QueuedEvent }) =>
             Math.max(0, Math.round(backoff(made + (job?.data.attemptsMade ?? 0)))),
         },
+      });
+      worker.on('completed', (job) => {
+        if (unconfirmed.size > 0) confirmed(job.id!);
       });
       worker.on('failed', (job, error) => {
         if (job === undefined) return;

@@ -2,6 +2,7 @@
 // after SIGCONT the same receiver serves again, with no event run twice although the stalled commands then run.
 import { createServer, type Server } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Queue } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryStore, createReceiver, type DedupeStore, type Receiver } from 'workforce-webhooks';
 import { createBullmqQueue } from 'workforce-webhooks/bullmq';
@@ -10,6 +11,7 @@ import { createRedisStore } from 'workforce-webhooks/redis';
 import { createSignedDelivery, type SignedDelivery } from 'workforce-webhooks/testing';
 import { connectRedis, redisUrl, uniqueName } from '../setup/redis-helpers.js';
 import { hasRedisServer, type RedisServer, startRedisServer } from '../setup/redis-server.js';
+import { recordingLogger } from '../support/logger.js';
 import { deliverUntilAccepted } from './cluster.js';
 
 const secret = 'whsec_silent_redis_test';
@@ -128,5 +130,75 @@ describe.skipIf(!redisUrl || !hasRedisServer())('Redis alive but silent (SIGSTOP
     await expect.poll(() => runs.size, { timeout: 30_000 }).toBe(6);
     await sleep(1000);
     expect([...runs.values()].filter((count) => count !== 1)).toEqual([]);
+  });
+
+  it('runs a finished event once when Redis goes silent as it completes, past its lock, and another instance takes it over', {
+    timeout: 60_000,
+  }, async () => {
+    const redis = await startServer();
+    const name = uniqueName('silent-completion');
+    // Short locks, so the stall outlasts the lock within the test: renewed every 300 ms, checked every 300 ms.
+    const instance = (logger = recordingLogger()) => {
+      const receiver = createReceiver({
+        secret,
+        store: createMemoryStore(),
+        queue: createBullmqQueue({
+          connection: connectRedis(redis.url),
+          name,
+          lockDurationMs: 1000,
+          lockRenewMs: 300,
+          stalledIntervalMs: 300,
+        }),
+        logger,
+      });
+      cleanups.push(() => receiver.close({ timeoutMs: 2000 }));
+      return { receiver, logger };
+    };
+    let runs = 0;
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    let release!: () => void;
+    const finish = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const first = instance();
+    const a = first.receiver.on('leave.approved', async () => {
+      runs++;
+      started();
+      await finish;
+    });
+    const delivery = await createSignedDelivery({ secret, type: 'leave.approved' });
+    const body = new TextEncoder().encode(delivery.body);
+    expect((await a.handle({ method: 'POST', headers: delivery.headers, body })).status).toBe(202);
+    await running;
+    // The other instance, whose stalled check watches the running job.
+    const b = instance();
+    b.receiver.on('leave.approved', () => {
+      runs++;
+    });
+    await sleep(700);
+
+    // The handler finishes as Redis goes silent: its completion waits in Redis's input past the job's lock.
+    redis.pause();
+    try {
+      release();
+      await sleep(2500);
+    } finally {
+      redis.resume();
+    }
+    const jobs = new Queue(name, { connection: connectRedis(redis.url) });
+    cleanups.push(() => jobs.close());
+    await expect
+      .poll(() => jobs.getJobState(delivery.event.id), { timeout: 20_000, interval: 200 })
+      .toBe('completed');
+    await sleep(1000);
+    // A worker (either instance's) did take the job over after the stall (else this test would prove nothing),
+    // and did not run it again.
+    expect([...first.logger.lines, ...b.logger.lines].map((line) => line.msg)).toContain(
+      'workforce-webhooks: this event succeeded before Redis stalled; not run again',
+    );
+    expect(runs).toBe(1);
   });
 });
