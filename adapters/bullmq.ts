@@ -4,25 +4,18 @@ import {
   DelayedError,
   ErrorCode,
   type IQueueBackend,
-  type Job,
   Queue,
   Worker,
   withBackend,
 } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import { type Attempt, startAttempt } from '../src/attempt.js';
-import {
-  type CheckedDeadLetterFilter,
-  deadLetterFilter,
-  errorClassOf,
-  pageLimit,
-} from '../src/dead-letters.js';
+import { errorClassOf } from '../src/dead-letters.js';
 import { withDeadline } from '../src/deadline.js';
 import { ConfigurationError, WebhookError } from '../src/errors.js';
 import { OrderingWait } from '../src/ordering-wait.js';
 import {
   type Backoff,
-  type DeadLetter,
   type DeadLetterPage,
   type DeadLetterQuery,
   type EventQueue,
@@ -31,7 +24,7 @@ import {
   type QueueHooks,
 } from '../src/queue.js';
 import { DEFAULT_DONE_TTL_MS } from '../src/store.js';
-import { LUA_BELOW } from './redis-script.js';
+import { type EventJob, type JobData, letterOf, readDeadLetters, takeFailed } from './bullmq-dead-letters.js';
 
 /** Options of `createBullmqQueue`. */
 export interface BullmqQueueOptions {
@@ -78,53 +71,6 @@ const JOB_NAME = 'event';
 const HELD_STATES = ['waiting', 'delayed', 'active', 'prioritized', 'waiting-children'] as const;
 const BACKOFF_TYPE = 'workforce-webhooks';
 const SHUTDOWN = 'the receiver closed during this attempt';
-/** A job's data: the queued event, and the class of its last failure (for the dead-letter list). */
-type JobData = QueuedEvent & { readonly lastError?: string };
-type EventJob = Job<JobData>;
-
-// One page of BullMQ's failed set (scored by failure time), newest first, from just after the cursor's position,
-// whether or not the cursor's own job is still there (replayed or discarded since). The ties of a failure time come
-// by their ids' bytes, highest first, so a binary search over them finds the first id below the cursor's (one
-// ZREVRANGE per halving: ten for a thousand ties). Ids are compared byte by byte, as Redis orders them. One atomic
-// read, so failures arriving meanwhile shift nothing.
-const FAILED_PAGE = `local key, score, id = KEYS[1], ARGV[1], ARGV[2]
-${LUA_BELOW}local start = 0
-if score ~= '' then
-  start = redis.call('ZCOUNT', key, '(' .. score, '+inf')
-  local stop = start + redis.call('ZCOUNT', key, score, score)
-  while start < stop do
-    local middle = math.floor((start + stop) / 2)
-    if below(redis.call('ZREVRANGE', key, middle, middle)[1], id) then stop = middle else start = middle + 1 end
-  end
-end
-return redis.call('ZREVRANGE', key, start, start + tonumber(ARGV[3]) - 1, 'WITHSCORES')`;
-
-// Drops a dead letter from the failed set when it is there, with the failure time asked for when one is given.
-const FAILED_TAKE = `local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if not score or (ARGV[2] ~= '' and tonumber(score) ~= tonumber(ARGV[2])) then return 0 end
-return redis.call('ZREM', KEYS[1], ARGV[1])`;
-
-/** A position in the failed set: a job's failure time (its score, as Redis wrote it) and its id. */
-interface FailedCursor {
-  readonly score: string;
-  readonly id: string;
-}
-
-const cursorOf = ({ score, id }: FailedCursor): string => `${score}:${id}`;
-function parseCursor(cursor: string | undefined): FailedCursor | undefined {
-  if (cursor === undefined) return undefined;
-  const colon = cursor.indexOf(':');
-  const score = cursor.slice(0, colon);
-  if (colon < 1 || colon === cursor.length - 1 || !/^\d{1,17}$/.test(score))
-    throw new ConfigurationError('deadLetters cursor is not one this queue gave');
-  return { score, id: cursor.slice(colon + 1) };
-}
-
-// Newest first: a higher score, or the same score and a higher id (Redis orders ties by bytes, as `<` does here).
-const isAfter = (entry: FailedCursor, cursor: FailedCursor | undefined): boolean =>
-  cursor === undefined ||
-  Number(entry.score) < Number(cursor.score) ||
-  (entry.score === cursor.score && entry.id < cursor.id);
 
 // True when `ms` pass before `promise` settles.
 async function outlasts(promise: Promise<unknown>, ms: number): Promise<boolean> {
@@ -264,60 +210,6 @@ export function createBullmqQueue({
     return connecting;
   };
 
-  // BullMQ keeps only the failure's message: the letter's error gets back the class kept on the job.
-  const storedError = (job: EventJob): Error => {
-    const error = new Error(job.failedReason);
-    if (job.data.lastError !== undefined) error.name = job.data.lastError;
-    return error;
-  };
-
-  // The trace link is kept on the letter (and on the job, which a replay queues again) for replays to link back.
-  const letterOf = (job: EventJob, error: unknown): DeadLetter => ({
-    event: job.data.event,
-    deliveryId: job.data.deliveryId,
-    attempts: (job.data.attemptsMade ?? 0) + job.attemptsMade,
-    error,
-    failedAt: job.finishedOn ?? Date.now(),
-    ...(job.data.trace === undefined ? {} : { trace: job.data.trace }),
-  });
-
-  // Another backend has no Lua: its failed jobs are read through BullMQ and put in the cursor's order here (the
-  // backend's own order of ties is not ours), and a page holds those strictly after the cursor, so arrivals shift
-  // nothing. It reads them all: dead letters are few, and kept until replayed.
-  const failedPage = async (
-    limit: number,
-    cursor: string | undefined,
-    filter: CheckedDeadLetterFilter,
-  ): Promise<DeadLetterPage> => {
-    const after = parseCursor(cursor);
-    const all: EventJob[] = [];
-    for (let start = 0, chunk = 1000; ; start += chunk) {
-      const jobs = (await queue.getFailed(start, start + chunk - 1)) as EventJob[];
-      all.push(...jobs);
-      if (jobs.length < chunk) break;
-    }
-    const position = (job: EventJob): FailedCursor => ({
-      score: String(job.finishedOn ?? 0),
-      id: job.id ?? '',
-    });
-    const found = all
-      .filter((job) => {
-        const failedAt = job.finishedOn ?? 0;
-        return (
-          isAfter(position(job), after) &&
-          failedAt >= filter.since &&
-          failedAt < filter.until &&
-          filter.type(job.data.event.type)
-        );
-      })
-      .sort((a, b) => (isAfter(position(b), position(a)) ? -1 : 1));
-    const page = found.slice(0, limit);
-    return {
-      items: page.map((job) => letterOf(job, storedError(job))),
-      cursor: found.length > limit ? cursorOf(position(page.at(-1)!)) : undefined,
-    };
-  };
-
   // The attempts running on this instance, by job id, so that a lost lock or a forced shutdown aborts them. Not
   // BullMQ's per-job AbortController: a processor that takes BullMQ's signal gets one made for every job, which
   // costs more per job than this map (docs/benchmarks.md, "Durable path").
@@ -452,65 +344,10 @@ export function createBullmqQueue({
       for (const state of HELD_STATES) depth += counts[state] ?? 0;
       return { depth, deadLetters: counts.failed ?? 0 };
     },
-    // Every dead letter stays in Redis; a read fetches one page of ids and then only those jobs (never
-    // `getFailed(0, -1)`, which loads them all).
-    async deadLetters(query?: DeadLetterQuery): Promise<DeadLetterPage> {
-      const limit = pageLimit(query);
-      const filter = deadLetterFilter(query);
-      if (producer === undefined) return failedPage(limit, query?.cursor, filter);
+    deadLetters(query?: DeadLetterQuery): Promise<DeadLetterPage> {
       // Right after the queue is made (a tool reading a deployed queue) the producer may still be connecting.
-      await usable();
-      const client = producer;
-      // `until` starts the read at the letters that failed before it, unless the cursor is further on.
-      let after = parseCursor(query?.cursor);
-      if (Number.isFinite(filter.until)) {
-        const bound = { score: String(Math.ceil(filter.until)), id: '' };
-        if (after === undefined || isAfter(bound, after)) after = bound;
-      }
-      // By type, letters must be read to be tested: a read looks at a bounded number of them.
-      const budget = filter.byType ? 10 * limit : Number.POSITIVE_INFINITY;
-      const items: DeadLetter[] = [];
-      let examined = 0;
-      for (;;) {
-        // Without a type filter one more than the page, to know whether another follows.
-        const asked = filter.byType ? limit : limit + 1 - items.length;
-        const flat = (await client.eval(
-          FAILED_PAGE,
-          1,
-          queue.keys.failed!,
-          after?.score ?? '',
-          after?.id ?? '',
-          asked,
-        )) as string[];
-        let ended = flat.length / 2 < asked;
-        const window: FailedCursor[] = [];
-        for (let i = 0; i < flat.length; i += 2) {
-          const entry = { id: flat[i]!, score: flat[i + 1]! };
-          if (Number(entry.score) < filter.since) {
-            ended = true;
-            break;
-          }
-          window.push(entry);
-        }
-        const wanted = filter.byType ? window : window.slice(0, limit - items.length);
-        const jobs = await Promise.all(
-          wanted.map(({ id }) => queue.getJob(id) as Promise<EventJob | undefined>),
-        );
-        for (let i = 0; i < wanted.length; i++) {
-          const job = jobs[i];
-          after = wanted[i]!;
-          examined++;
-          if (job !== undefined && filter.type(job.data.event.type))
-            items.push(letterOf(job, storedError(job)));
-          if (items.length === limit) {
-            const more = i + 1 < window.length || !ended;
-            return { items, cursor: more ? cursorOf(after) : undefined };
-          }
-        }
-        // Every letter up to the end (or to `since`) was looked at.
-        if (ended && wanted.length === window.length) return { items, cursor: undefined };
-        if (examined >= budget) return { items, cursor: cursorOf(after!) };
-      }
+      const connect = producer === undefined ? undefined : () => usable().then(() => producer);
+      return readDeadLetters(queue, connect, query);
     },
     async replay(eventId, { failedAt } = {}) {
       const job = (await queue.getJob(eventId)) as EventJob | undefined;
@@ -537,8 +374,7 @@ export function createBullmqQueue({
         // Taken out of the failed set first, atomically and only with the failure time asked for: of a discard and
         // a replay (or two discards) of one letter, only the first finds it there, so a replayed event is never
         // removed, nor its newer failure by a discard that listed the older one.
-        const taken = await producer.eval(FAILED_TAKE, 1, queue.keys.failed!, eventId, failedAt ?? '');
-        if (taken !== 1) return false;
+        if (!(await takeFailed(producer, queue, eventId, failedAt))) return false;
         await queue.remove(eventId);
         return true;
       }
