@@ -221,12 +221,16 @@ export function createBullmqQueue({
 
   // BullMQ records a completion only under the job's lock, and stops renewing the lock when the processor returns.
   // A Redis that goes silent then, for longer than the lock has left, lets another instance's stalled check take
-  // the finished job over and run it again. So a completion BullMQ has not confirmed well within the lock's least
-  // remainder (`lockDurationMs - lockRenewMs`) leaves a record of success apart from the lock, written on the
-  // worker's connection: while Redis is silent it waits there, ahead of anything a takeover can send once Redis
-  // answers, and the worker that takes the job over (only a job back from a stall) reads it first. A completion
-  // confirmed in time costs a timer and nothing in Redis.
-  const confirmWithinMs = Math.max(1, Math.floor(Math.min(lockRenewMs, lockDurationMs - lockRenewMs) / 2));
+  // the finished job over and run it again. So a finished job may leave a record of success apart from the lock,
+  // written on the worker's connection: while Redis is silent it waits there, ahead of anything a takeover can send
+  // once Redis answers, and the worker that takes a job over (only a job back from a stall) reads it first.
+  // - A job that finished within half a renewal still has the lock it was fetched with, at least
+  //   `lockDurationMs - lockRenewMs / 2`: it writes the record only when BullMQ has not confirmed the completion
+  //   within half the lock's least remainder. Redis answering before then finds the lock live, and the completion
+  //   lands; one silent past then gets the record first. A completion confirmed in time costs a timer.
+  // - A longer one relied on renewals, which a Redis gone silent during its handlers stopped: its lock may lapse
+  //   just as it finishes, so it writes the record at once (one command, on a job that ran for seconds).
+  const confirmWithinMs = Math.max(1, Math.floor((lockDurationMs - lockRenewMs / 2) / 2));
   const unconfirmed = new Map<string, ReturnType<typeof setTimeout>>();
   const successKey = (id: string): string => queue.toKey(`${id}:succeeded`);
   const confirmed = (id: string): void => {
@@ -265,9 +269,11 @@ export function createBullmqQueue({
       timeoutMs: handlerTimeoutMs,
     });
     running.set(id, attempt);
+    const started = performance.now();
     try {
       await attempt.done;
-      awaitConfirmation(id);
+      if (performance.now() - started < lockRenewMs / 2) awaitConfirmation(id);
+      else recordSuccess(id);
     } catch (error) {
       // Its ordering key is held (maybe on another instance): back to delayed, as the same attempt, rather than
       // holding a worker slot while it waits.
