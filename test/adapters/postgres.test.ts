@@ -156,15 +156,20 @@ describe.skipIf(!postgresUrl)('createPostgresStore', () => {
   it('rejects migrate(), never crashes the process, when its connection is dropped mid-way', async () => {
     const pool = connectPostgres();
     const admin = connectPostgres();
-    // Another instance migrating: this one waits on the migrate lock with its client checked out.
+    // Another instance migrating the same table: this one waits on the migrate lock with its client checked out.
+    const table = uniqueTable('dropped');
     const holder = await admin.connect();
     await holder.query('BEGIN');
-    await holder.query("SELECT pg_advisory_xact_lock(hashtext('workforce-webhooks:migrate'))");
+    // The migrate lock of that table (an unqualified name: the one in current_schema()).
+    await holder.query(
+      "SELECT pg_advisory_xact_lock(hashtextextended('workforce-webhooks:migrate:' || current_schema() || '.' || $1, 0))",
+      [table],
+    );
     const uncaught: unknown[] = [];
     const record = (error: unknown): void => void uncaught.push(error);
     process.prependListener('uncaughtException', record);
     try {
-      const store = createPostgresStore({ pool, table: uniqueTable('dropped'), cleanupIntervalMs: 0 });
+      const store = createPostgresStore({ pool, table, cleanupIntervalMs: 0 });
       const migrating = store.migrate().then(
         () => 'resolved',
         (error: unknown) => `rejected: ${(error as Error).message}`,

@@ -1,0 +1,88 @@
+// The SQL of the Postgres store's table: its migration, a statement per store call, the handler transaction's steps.
+import type { TableNames } from './postgres-names.js';
+import { msFromNow } from './postgres-ordering.js';
+
+/** How many expired rows one cleanup statement deletes. */
+export const CLEANUP_BATCH = 500;
+
+/** The statements of one table, from `storeStatements`. */
+export interface StoreStatements {
+  readonly migrate: readonly string[];
+  readonly migrateLock: string;
+  readonly open: string;
+  readonly claim: string;
+  readonly renew: string;
+  readonly complete: string;
+  readonly release: string;
+  readonly lock: string;
+  readonly committed: string;
+  readonly commit: string;
+  readonly cleanup: string;
+}
+
+/**
+ * The statements of the table `names` (from `tableNames`); `lockTimeoutMs` bounds, on the server, one wait for an
+ * event's lock.
+ * @example
+ * const sql = storeStatements(tableNames('workforce_webhook_events'), 2000);
+ * await pool.query(sql.claim, [id, token, leaseMs]);
+ */
+export function storeStatements(
+  { table: t, index, created }: TableNames,
+  lockTimeoutMs: number,
+): StoreStatements {
+  const ms = msFromNow;
+  return {
+    migrate: [
+      // A claim holds its owner's token until done (token NULL). `committed`: a handler transaction carried the done mark.
+      `CREATE TABLE IF NOT EXISTS ${t} (
+        id text PRIMARY KEY,
+        token text,
+        expires_at timestamptz NOT NULL,
+        committed boolean NOT NULL DEFAULT false
+      )`,
+      `CREATE INDEX IF NOT EXISTS ${index} ON ${t} (expires_at)`,
+    ],
+    // Several instances starting at once: one creates, the others find it made. Per table, so the stores of two
+    // tables (two apps, two schemas) never wait on each other's migration.
+    migrateLock: `SELECT pg_advisory_xact_lock(hashtextextended('workforce-webhooks:migrate:' || ${created}, 0))`,
+    // One statement: insert, or take over a row whose lease or done mark has passed. A row left alone is read
+    // from the statement's snapshot; one committed after it (a claim racing this one) is in progress.
+    claim: `WITH taken AS (
+        INSERT INTO ${t} AS e (id, token, expires_at) VALUES ($1, $2, ${ms('$3')})
+        ON CONFLICT (id) DO UPDATE SET token = excluded.token, expires_at = excluded.expires_at, committed = false
+        WHERE e.expires_at < now()
+        RETURNING 1
+      )
+      SELECT EXISTS (SELECT 1 FROM taken) AS claimed,
+        (SELECT token IS NULL OR committed FROM ${t} WHERE id = $1) AS done`,
+    // The owner keeps its lease, even one that has passed, while nobody took the id over (a take-over changes the token).
+    // A row its handler transaction committed is kept as the commit left it (the dedupe window), and still answers
+    // its owner: inline, a renewal that lands just after the commit is no lost lease.
+    renew: `UPDATE ${t} SET expires_at = CASE WHEN committed THEN expires_at ELSE ${ms('$3')} END
+      WHERE id = $1 AND token = $2 RETURNING 1`,
+    // Like renew: the owner's token, even past its lease while nobody took the id, so a late done mark still lands.
+    complete: `UPDATE ${t} SET token = NULL, expires_at = ${ms('$3')} WHERE id = $1 AND token = $2 RETURNING 1`,
+    // A row whose handler transaction committed is done whatever happens to its claim.
+    release: `DELETE FROM ${t} WHERE id = $1 AND token = $2 AND expires_at >= now() AND NOT committed RETURNING 1`,
+    // One round trip: the transaction, and a bound on the server for the wait for the event's lock. The session's
+    // lock_timeout is read first (a function in FROM runs before the target list), for `committed` to put back.
+    open: `BEGIN; SELECT prior, set_config('lock_timeout', '${lockTimeoutMs}ms', true)
+      FROM current_setting('lock_timeout') AS prior`,
+    // Attempts at one event take their turns, and one that comes after a commit sees it. The key holds the table's
+    // oid, as this session resolves the name: stores on two tables never wait on each other for the same event id,
+    // and two spellings of one table (`events`, `public.events`) still take turns.
+    lock: `SELECT pg_advisory_xact_lock(
+      hashtextextended('workforce-webhooks:' || '${t}'::regclass::oid || ':' || $1, 0))`,
+    // Once the lock is held, the handlers' statements get the session's lock_timeout back.
+    committed: `SELECT (SELECT committed FROM ${t} WHERE id = $1) AS committed, set_config('lock_timeout', $2, true)`,
+    // The done mark, written in the handlers' transaction: the row is done whatever becomes of its claim.
+    commit: `INSERT INTO ${t} AS e (id, token, expires_at, committed) VALUES ($1, NULL, ${ms('$2')}, true)
+      ON CONFLICT (id) DO UPDATE SET committed = true, expires_at = GREATEST(e.expires_at, excluded.expires_at)
+      WHERE NOT e.committed
+      RETURNING 1`,
+    cleanup: `DELETE FROM ${t} WHERE id IN (
+        SELECT id FROM ${t} WHERE expires_at < now() LIMIT ${CLEANUP_BATCH} FOR UPDATE SKIP LOCKED
+      )`,
+  };
+}
