@@ -27,13 +27,9 @@ export {
   silentLogger,
 } from './logger.js';
 export { createMemoryQueue, type MemoryQueueOptions } from './memory-queue.js';
-export {
-  byDefaultKeys,
-  type OrderingKey,
-  type OrderingKeyRules,
-  type OrderingMark,
-  type OrderingOptions,
-} from './ordering.js';
+export type { OrderingOptions } from './ordering.js';
+export { byDefaultKeys, type OrderingKey, type OrderingKeyRules } from './ordering-keys.js';
+export type { OrderingMark } from './ordering-mark.js';
 export type { KeyEntry, OrderingStore } from './ordering-store.js';
 export { OrderingWait } from './ordering-wait.js';
 export {
@@ -81,16 +77,16 @@ export {
   type DedupeStore,
   type MemoryStoreOptions,
 } from './store.js';
-export {
-  type AttemptObserver,
-  type DeliveryAnswer,
-  type DeliveryObserver,
-  type DeliveryOutcome,
-  outcomeOf,
-  type QueueCounts,
-  type Telemetry,
-  type TraceLink,
+export type {
+  AttemptObserver,
+  DeliveryAnswer,
+  DeliveryObserver,
+  DeliveryOutcome,
+  QueueCounts,
+  Telemetry,
+  TraceLink,
 } from './telemetry.js';
+export { outcomeOf } from './telemetry-delivery.js';
 export type { EventTransaction, HandlerTransaction } from './transaction.js';
 export type {
   AbsenceReportCompletedData,

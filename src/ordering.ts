@@ -1,33 +1,13 @@
 // Spec rule 4 done by the receiver: one event per record key at a time, and never an older event over a newer one.
 import { ConfigurationError, WebhookError } from './errors.js';
 import type { Logger } from './logger.js';
+import { OrderedAttempt } from './ordered-attempt.js';
+import { asKey, byDefaultKeys, type OrderingKey } from './ordering-keys.js';
+import { markedEvent, markOf, type OrderingMark } from './ordering-mark.js';
 import type { KeyEntry, OrderingStore } from './ordering-store.js';
 import { OrderingWait } from './ordering-wait.js';
-import type { AttemptContext, AttemptWatcher, DeadLetter, JobProcessor, QueuedEvent } from './queue.js';
-import type {
-  EventDataMap,
-  EventOf,
-  EventPattern,
-  TypesOf,
-  UnknownEventType,
-  WorkforceEvent,
-} from './types.js';
-
-/** Which record an event is about; undefined: the event is not ordered. */
-export type OrderingKey = (event: WorkforceEvent) => string | undefined;
-
-/** Per event type (or `prefix.*`) of the map, how to read the record key from a typed event. */
-export type OrderingKeyRules<M = EventDataMap> = {
-  readonly [P in Exclude<EventPattern<M>, UnknownEventType>]?: (
-    event: EventOf<M, TypesOf<M, P>>,
-  ) => string | undefined;
-};
-
-/** The event that made another stale: the newest one of its key whose handlers all succeeded. */
-export interface OrderingMark {
-  readonly id: string;
-  readonly occurredAt: string;
-}
+import type { AttemptContext, DeadLetter, JobProcessor, QueuedEvent } from './queue.js';
+import type { WorkforceEvent } from './types.js';
 
 /** `createReceiver({ ordering })`: one event per key at a time, and never an older one over a newer one. */
 export interface OrderingOptions {
@@ -42,67 +22,6 @@ export interface OrderingOptions {
 // An answer of a store that may answer at once (in process) or with a promise.
 const isPromise = <T>(value: T | Promise<T>): value is Promise<T> =>
   typeof (value as Promise<T> | undefined)?.then === 'function';
-
-const asKey = (value: unknown): string | undefined =>
-  typeof value === 'string' && value !== '' ? value : undefined;
-
-/**
- * The record keys of the event types whose payload the spec documents (`leave.*` by `data.leaveRequestId`),
- * extended or overridden by `rules`; an exact type wins over a `prefix.*`, a longer prefix over a shorter.
- * @example
- * createReceiver({ secret, ordering: { key: byDefaultKeys({ 'employee.*': (e) => String(e.data.employeeId) }) } });
- */
-export function byDefaultKeys<M = EventDataMap>(rules: OrderingKeyRules<M> = {}): OrderingKey {
-  const all: Record<string, ((event: never) => unknown) | undefined> = {
-    'leave.*': (event: WorkforceEvent) => event.data.leaveRequestId,
-    ...(rules as Record<string, (event: never) => unknown>),
-  };
-  // The rule of each type seen, found once.
-  const found = new Map<string, ((event: WorkforceEvent) => unknown) | undefined>();
-  const ruleOf = (type: string): ((event: WorkforceEvent) => unknown) | undefined => {
-    if (Object.hasOwn(all, type)) return all[type] as (event: WorkforceEvent) => unknown;
-    for (let end = type.lastIndexOf('.'); end > 0; end = type.lastIndexOf('.', end - 1)) {
-      const pattern = `${type.slice(0, end)}.*`;
-      if (Object.hasOwn(all, pattern)) return all[pattern] as (event: WorkforceEvent) => unknown;
-    }
-    return undefined;
-  };
-  return (event) => {
-    let rule = found.get(event.type);
-    if (rule === undefined && !found.has(event.type)) {
-      rule = ruleOf(event.type);
-      found.set(event.type, rule);
-    }
-    return rule === undefined ? undefined : asKey(rule(event));
-  };
-}
-
-const FRACTION = /\.(\d+)/;
-
-/**
- * The event's place in its key's order, as a string that compares like the events do: `occurredAt` as an instant
- * (to the nanosecond, whatever its offset), then the event id; undefined when `occurredAt` is not a date from 1970 on
- * (an envelope's four-digit years always fit).
- * @example
- * markOf(older) < markOf(newer); // true
- */
-export function markOf(event: Pick<WorkforceEvent, 'id' | 'occurredAt'>): string | undefined {
-  const ms = Date.parse(event.occurredAt);
-  if (!(ms >= 0 && ms < 1e15)) return undefined; // not a date, before 1970, or past 15 digits (year 33658)
-  const below = (FRACTION.exec(event.occurredAt)?.[1] ?? '').slice(3, 9).padEnd(6, '0');
-  // Joined, not a template: a template makes a chain of string pieces, and the watermark table keeps each mark for
-  // the dedupe window (measured: more GC per ordered event). The 15 digits are those of 1e15 + ms past its leading
-  // 1: a third of padStart's cost.
-  return [String(ms + 1e15).slice(1), below, ' ', event.id, ' ', event.occurredAt].join('');
-}
-
-/** The event a mark was made of. */
-export function markedEvent(mark: string): OrderingMark {
-  // The id has no space (a UUID); `occurredAt` may (RFC 3339 allows one for the `T`): it is all that follows.
-  const first = mark.indexOf(' ');
-  const second = mark.indexOf(' ', first + 1);
-  return { id: mark.slice(first + 1, second), occurredAt: mark.slice(second + 1) };
-}
 
 /** What the receiver does with ordering on. */
 export interface Ordering {
@@ -134,51 +53,6 @@ export interface OrderingSetup extends OrderingOptions {
 
 // How soon a durable queue looks again at a key held on another instance (plus up to as much jitter).
 const POLL_MS = 100;
-
-// The attempt as handlers see it: its number and signal, with the key and whether the event is stale.
-// It is also the run's entry in the renewals: how many it had, and its handlers' promise once they have one.
-class OrderedAttempt implements AttemptContext {
-  readonly #attempt: AttemptContext;
-  readonly orderingKey: string;
-  readonly stale: boolean;
-  renewals = 0;
-  ran: Promise<void> | undefined;
-  // Made only when the handlers read `signal` or the key's lease is lost: most attempts never need either.
-  #lost: AbortController | undefined;
-  #signal: AbortSignal | undefined;
-
-  constructor(attempt: AttemptContext, orderingKey: string, stale: boolean) {
-    this.#attempt = attempt;
-    this.orderingKey = orderingKey;
-    this.stale = stale;
-  }
-
-  get attempt(): number {
-    return this.#attempt.attempt;
-  }
-
-  /** The attempt's signal, also aborted (`lease_lost`) when another event of the key took the key's lease. */
-  get signal(): AbortSignal {
-    this.#lost ??= new AbortController();
-    this.#signal ??= AbortSignal.any([this.#attempt.signal, this.#lost.signal]);
-    return this.#signal;
-  }
-
-  /** The attempt ended by its abort (a time limit, a shutdown): read rarely, it makes the attempt's signal. */
-  get aborted(): boolean {
-    return this.#attempt.signal.aborted;
-  }
-
-  lose(reason: WebhookError): void {
-    this.#lost ??= new AbortController();
-    this.#lost.abort(reason);
-  }
-
-  // The attempt cut short asks the handlers' dispatcher, not this wrapper, which of them succeeded.
-  watch(watcher: AttemptWatcher): void {
-    this.#attempt.watch?.(watcher);
-  }
-}
 
 /**
  * Builds the receiver's ordering from its options.

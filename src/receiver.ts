@@ -31,15 +31,10 @@ import { acceptedWithWork, answers, type WebhookResponse, withBackground } from 
 import { NOT_CONFIGURED } from './secret-source.js';
 import { checkSignature, type ParsedSignature } from './signature.js';
 import type { ClaimResult } from './store.js';
-import {
-  type DeliveryObserver,
-  guardTelemetry,
-  observeAttempts,
-  observeClaim,
-  observeDelivery,
-  observeEvent,
-  traceOf,
-} from './telemetry.js';
+import type { DeliveryObserver } from './telemetry.js';
+import { observeAttempts } from './telemetry-attempts.js';
+import { observeClaim, observeDelivery, observeEvent, traceOf } from './telemetry-delivery.js';
+import { guardTelemetry } from './telemetry-guard.js';
 import type {
   ErrorHandler,
   EventDataMap,

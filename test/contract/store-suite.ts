@@ -1,7 +1,7 @@
 // The dedupe store contract (DESIGN "Dedupe"): every store runs these same cases.
 import { describe, expect, it } from 'vitest';
 import type { DedupeStore, OrderingStore } from 'workforce-webhooks';
-import { markOf } from '../../src/ordering.js';
+import { markOf } from '../../src/ordering-mark.js';
 
 /** A store under test and a way to let time pass for it (an injected clock, or real milliseconds). */
 export interface StoreFixture {

@@ -17,7 +17,8 @@ import {
 } from 'workforce-webhooks';
 import { createNodeHandler } from 'workforce-webhooks/node';
 import { createSignedDelivery } from 'workforce-webhooks/testing';
-import { createOrdering, markedEvent, markOf } from '../../src/ordering.js';
+import { createOrdering } from '../../src/ordering.js';
+import { markedEvent, markOf } from '../../src/ordering-mark.js';
 import { listen } from '../contract/adapter-listen.js';
 import { recordingLogger } from '../support/logger.js';
 import {

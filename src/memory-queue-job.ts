@@ -1,0 +1,72 @@
+// A job of the memory queue: its event, its attempts and handlers done, and who hears when an attempt ends.
+import type { Attempt, AttemptFailure, AttemptOptions, Watchdog } from './attempt.js';
+import type { QueuedEvent } from './queue.js';
+
+// A first attempt has no handler done yet: one shared empty list instead of one per job.
+const NONE_COMPLETED: readonly number[] = Object.freeze([]);
+
+/** What every job of a queue shares: its attempts' limit and watchdog, and where an attempt's end goes. */
+export interface JobOwner {
+  readonly timeoutMs: number;
+  readonly watchdog: Watchdog;
+  ended(job: Job, failure: AttemptFailure | undefined): void;
+}
+
+/**
+ * A job of the memory queue. It is also the `queued` answer of `enqueue`: its `settled` promise is made only when
+ * someone asks for it (serverless adapters do; a long-running server never does), which saves a promise per
+ * delivery. And it is the options of its attempts, so starting one makes no options object and no closure.
+ * @example
+ * const job = new Job(data, owner);
+ * startAttempt(process, job.data, job);
+ */
+export class Job implements AttemptOptions {
+  readonly status = 'queued';
+  readonly data: QueuedEvent;
+  attempt: number;
+  completed: readonly number[];
+  timer: ReturnType<typeof setTimeout> | undefined;
+  /** The attempt in progress once it outlives `startAttempt`, for close() to abort. */
+  running: Attempt | undefined;
+  /** Set by the end of the current attempt; false while it runs. */
+  attemptEnded = false;
+  readonly #owner: JobOwner;
+  #ended = false;
+  #settled: Promise<void> | undefined;
+  #resolve: (() => void) | undefined;
+
+  constructor(data: QueuedEvent, owner: JobOwner) {
+    this.data = data;
+    this.attempt = (data.attemptsMade ?? 0) + 1;
+    this.completed = data.completed ?? NONE_COMPLETED;
+    this.#owner = owner;
+  }
+
+  get timeoutMs(): number {
+    return this.#owner.timeoutMs;
+  }
+
+  get watchdog(): Watchdog {
+    return this.#owner.watchdog;
+  }
+
+  onEnd(failure: AttemptFailure | undefined): void {
+    this.attemptEnded = true;
+    this.#owner.ended(this, failure);
+  }
+
+  /** Resolves when the job ends: its handlers succeeded, or it became a dead letter. */
+  get settled(): Promise<void> {
+    this.#settled ??= this.#ended
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => {
+          this.#resolve = resolve;
+        });
+    return this.#settled;
+  }
+
+  end(): void {
+    this.#ended = true;
+    this.#resolve?.();
+  }
+}

@@ -1,0 +1,38 @@
+// The user's telemetry with every method guarded: a throw goes to the receiver's log, never into a delivery.
+import type { Telemetry, TelemetryFault } from './telemetry.js';
+
+// Every method of `Telemetry`, by name: a Record, so that a method added to the interface must be added here.
+const HOOKS: Readonly<Record<keyof Telemetry, true>> = {
+  delivery: true,
+  attempt: true,
+  retried: true,
+  deadLettered: true,
+  staleSkipped: true,
+  replayed: true,
+  observeQueue: true,
+};
+
+/**
+ * The telemetry with every method guarded: a throw goes to `fault`, and a `delivery` or `attempt` that throws
+ * observes nothing. Made once per receiver; the observers these return are guarded where they are called
+ * (`observeDelivery`, `observeAttempts`, `observeEvent`, `observeClaim`, `traceOf`), so a delivery costs no wrapper.
+ * @example
+ * const telemetry = guardTelemetry(options.telemetry, (hook, err) => logger.warn({ hook, err }));
+ */
+export function guardTelemetry(telemetry: Telemetry, fault: TelemetryFault): Telemetry {
+  const guarded: Record<string, (...args: unknown[]) => unknown> = {};
+  for (const hook of Object.keys(HOOKS) as (keyof Telemetry)[]) {
+    const method = telemetry[hook] as ((...args: unknown[]) => unknown) | undefined;
+    if (method === undefined) continue;
+    // Called on `telemetry`, as a class instance's methods expect; a throw answers undefined (nothing observed).
+    guarded[hook] = (...args) => {
+      try {
+        return method.apply(telemetry, args);
+      } catch (error) {
+        fault(hook, error);
+        return undefined;
+      }
+    };
+  }
+  return guarded as Telemetry;
+}
