@@ -32,6 +32,8 @@ export function orderingStatements(t: string): {
   // An owner's row is kept LAPSED_KEPT_MS past its lease or hold (`lease_until`), for its retries.
   const kept = (leaseUntil: string): string =>
     `${leaseUntil} >= now() - ${LAPSED_KEPT_MS} * interval '1 millisecond'`;
+  // The row's lease is the owner's ($2) and, with a run ($5), that run's.
+  const mine = (row: string): string => `${row}.owner = $2 AND ($5::text IS NULL OR ${row}.run = $5::text)`;
   // Marks compare byte-wise (COLLATE "C"), as everywhere else, whatever the database's collation.
   const newer = `excluded.mark IS NOT NULL AND (r.mark IS NULL OR r.mark_until < now()
     OR excluded.mark COLLATE "C" > r.mark COLLATE "C")`;
@@ -40,37 +42,52 @@ export function orderingStatements(t: string): {
       `CREATE TABLE IF NOT EXISTS ${t} (
         record_key text PRIMARY KEY,
         owner text,
+        run text,
         since timestamptz NOT NULL,
         lease_until timestamptz,
         mark text,
         mark_until timestamptz
       )`,
+      // A table made by an earlier version gets `run` (NULL: a hold, or entered without a run). Looked up first, so
+      // a table that has it (every start after this one) takes no ALTER TABLE's exclusive lock.
+      `DO $$ BEGIN
+        IF NOT EXISTS (SELECT 1 FROM pg_attribute
+          WHERE attrelid = '${t}'::regclass AND attname = 'run' AND NOT attisdropped) THEN
+          ALTER TABLE ${t} ADD COLUMN IF NOT EXISTS run text;
+        END IF;
+      END $$`,
     ],
     // Taken when free, lapsed or already the owner's (who keeps `since` for LAPSED_KEPT_MS past its lease or hold,
-    // as the cleanup does); the watermark read from the snapshot.
+    // as the cleanup does), unless another run of the owner has a live lease (its handlers still run); without a run
+    // ($4 NULL) the owner's call renews whatever run has it. The watermark read from the snapshot.
     enter: `WITH taken AS (
-        INSERT INTO ${t} AS r (record_key, owner, since, lease_until) VALUES ($1, $2, now(), ${ms('$3')})
+        INSERT INTO ${t} AS r (record_key, owner, run, since, lease_until)
+        VALUES ($1, $2, $4::text, now(), ${ms('$3')})
         ON CONFLICT (record_key) DO UPDATE SET
           since = CASE WHEN r.owner = excluded.owner AND ${kept('r.lease_until')} THEN r.since ELSE now() END,
+          run = CASE WHEN excluded.run IS NULL AND r.owner = excluded.owner THEN r.run ELSE excluded.run END,
           owner = excluded.owner, lease_until = excluded.lease_until
-        WHERE r.owner IS NULL OR r.owner = excluded.owner OR r.lease_until < now()
+        WHERE r.owner IS NULL OR r.lease_until < now() OR (r.owner = excluded.owner
+          AND (excluded.run IS NULL OR r.run IS NULL OR r.run = excluded.run))
         RETURNING 1
       )
       SELECT EXISTS (SELECT 1 FROM taken) AS entered,
         (SELECT mark FROM ${t} WHERE record_key = $1 AND mark_until >= now()) AS watermark,
         (SELECT ceil(extract(epoch FROM (lease_until - now())) * 1000) FROM ${t} WHERE record_key = $1) AS retry_ms`,
-    hold: `UPDATE ${t} SET lease_until = since + $3 * interval '1 millisecond'
-      WHERE record_key = $1 AND owner = $2 RETURNING 1`,
-    // Compare-and-set of the watermark and the owner's lease given up, in one statement on one row (decided on the
-    // row's latest version); `had` reports the owner as of the statement's snapshot.
-    leave: `WITH old AS (SELECT owner FROM ${t} WHERE record_key = $1)
+    // Idle (no run has it) until `maxWaitMs` after the owner first entered; with a run ($4), only that run's lease.
+    hold: `UPDATE ${t} SET lease_until = since + $3 * interval '1 millisecond', run = NULL
+      WHERE record_key = $1 AND owner = $2 AND ($4::text IS NULL OR run = $4::text) RETURNING 1`,
+    // Compare-and-set of the watermark and the owner's lease (with a run, $5: that run's) given up, in one statement
+    // on one row (decided on the row's latest version); `had` reports the owner as of the statement's snapshot.
+    leave: `WITH old AS (SELECT owner, run FROM ${t} WHERE record_key = $1)
       INSERT INTO ${t} AS r (record_key, since, mark, mark_until)
       VALUES ($1, now(), $3::text, CASE WHEN $3::text IS NULL THEN NULL ELSE ${ms('$4')} END)
       ON CONFLICT (record_key) DO UPDATE SET
         mark = CASE WHEN ${newer} THEN excluded.mark ELSE r.mark END,
         mark_until = CASE WHEN ${newer} THEN excluded.mark_until ELSE r.mark_until END,
-        owner = CASE WHEN r.owner = $2 THEN NULL ELSE r.owner END
-      RETURNING COALESCE((SELECT owner FROM old) = $2, false) AS had`,
+        owner = CASE WHEN ${mine('r')} THEN NULL ELSE r.owner END,
+        run = CASE WHEN ${mine('r')} THEN NULL ELSE r.run END
+      RETURNING COALESCE((SELECT ${mine('old')} FROM old), false) AS had`,
     watermark: `SELECT mark FROM ${t} WHERE record_key = $1 AND mark_until >= now()`,
     // A row is gone once its watermark ended and its owner left, or never came back for LAPSED_KEPT_MS past its
     // lease or hold: until then a failing event's retry keeps `since`, the start of its maxWaitMs bound.
@@ -97,22 +114,23 @@ export function createPostgresOrdering({
 }): OrderingStore {
   const ms = (value: number): number => Math.max(1, Math.ceil(value));
   return {
-    async enter(key, owner, leaseMs) {
+    async enter(key, owner, leaseMs, run) {
       const [row] = await query<{ entered: boolean; watermark: string | null; retry_ms: string | null }>(
         sql.enter,
-        [recordKey(key), owner, ms(leaseMs)],
+        [recordKey(key), owner, ms(leaseMs), run ?? null],
       );
       if (row?.entered) return { status: 'entered', watermark: row.watermark ?? undefined };
       return { status: 'busy', retryInMs: Math.max(1, Number(row?.retry_ms ?? 1)) };
     },
-    hold: async (key, owner, maxWaitMs) =>
-      (await query(sql.hold, [recordKey(key), owner, ms(maxWaitMs)])).length === 1,
-    async leave(key, owner, mark, ttlMs) {
+    hold: async (key, owner, maxWaitMs, run) =>
+      (await query(sql.hold, [recordKey(key), owner, ms(maxWaitMs), run ?? null])).length === 1,
+    async leave(key, owner, mark, ttlMs, run) {
       const [row] = await query<{ had: boolean }>(sql.leave, [
         recordKey(key),
         owner,
         mark ?? null,
         ms(ttlMs),
+        run ?? null,
       ]);
       return row?.had === true;
     },

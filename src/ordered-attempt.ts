@@ -4,24 +4,27 @@ import type { AttemptContext, AttemptWatcher } from './queue.js';
 
 /**
  * The attempt as handlers see it: its number and signal, with the key and whether the event is stale. It is also
- * the run's entry in the renewals: how many it had, and its handlers' promise once they have one.
+ * the run's entry in the renewals: its run (the lease's identity in the store), how many renewals it had, and its
+ * handlers' promise once they have one.
  * @example
- * const ordered = new OrderedAttempt(attempt, orderingKey, isStale);
+ * const ordered = new OrderedAttempt(attempt, orderingKey, isStale, run);
  */
 export class OrderedAttempt implements AttemptContext {
   readonly #attempt: AttemptContext;
   readonly orderingKey: string;
   readonly stale: boolean;
+  readonly run: string;
   renewals = 0;
   ran: Promise<void> | undefined;
   // Made only when the handlers read `signal` or the key's lease is lost: most attempts never need either.
   #lost: AbortController | undefined;
   #signal: AbortSignal | undefined;
 
-  constructor(attempt: AttemptContext, orderingKey: string, stale: boolean) {
+  constructor(attempt: AttemptContext, orderingKey: string, stale: boolean, run: string) {
     this.#attempt = attempt;
     this.orderingKey = orderingKey;
     this.stale = stale;
+    this.run = run;
   }
 
   get attempt(): number {

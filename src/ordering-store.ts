@@ -13,26 +13,39 @@ export type KeyEntry =
  * The ordering half of a store: every method is atomic, and the watermark only ever moves forward. A mark is the
  * string `markOf(event)` builds; marks compare as strings. Implemented by every store of this package. `enter` and
  * `leave` may answer at once, without a promise (an in-process store); every other store answers with one.
+ *
+ * A lease belongs to an owner (the event) and to one `run` of its handlers (an attempt, on some instance): an
+ * attempt whose handlers outlive its time limit keeps its run's lease until they settle, and the event's retry (a
+ * new run, maybe on another instance) waits for them instead of running beside them. Without `run`, a call acts for
+ * the owner whatever its run (a dead letter giving its key up, or a caller that tracks no runs).
  * @example
- * const entry = await store.ordering.enter(key, event.id, 30_000);
+ * const entry = await store.ordering.enter(key, event.id, 30_000, run);
  */
 export interface OrderingStore {
   /**
-   * Takes the key for `owner` for `leaseMs` (or renews it, when `owner` already has it), unless another owner's
-   * lease or hold is live. An owner whose lease or hold lapsed keeps its first entry until another owner takes the
-   * key (this package's stores keep it a day): a failing event's retry keeps the bound of its `hold`.
+   * Takes the key for `owner`'s `run` for `leaseMs` (or renews it, when that run already has it), unless another
+   * owner's lease or hold is live, or another run of `owner` has a live lease (its handlers still run): then busy.
+   * A run of `owner` takes the owner's hold or lapsed lease, keeping its first entry: a failing event's retry keeps
+   * the bound of its `hold`. An owner whose lease or hold lapsed keeps its first entry until another owner takes the
+   * key (this package's stores keep it a day).
    */
-  enter(key: string, owner: string, leaseMs: number): KeyEntry | Promise<KeyEntry>;
+  enter(key: string, owner: string, leaseMs: number, run?: string): KeyEntry | Promise<KeyEntry>;
   /**
-   * After a failed attempt: `owner` keeps the key, idle, until `maxWaitMs` after it first entered; false when it
-   * no longer has it.
+   * After a failed attempt: `owner` keeps the key, idle (no run has it), until `maxWaitMs` after it first entered;
+   * false when it (with `run`: that run) no longer has it.
    */
-  hold(key: string, owner: string, maxWaitMs: number): Promise<boolean>;
+  hold(key: string, owner: string, maxWaitMs: number, run?: string): Promise<boolean>;
   /**
-   * Moves the watermark to `mark` when it is newer (kept `ttlMs`), then gives the key up if `owner` has it; false
-   * when `owner` did not have it.
+   * Moves the watermark to `mark` when it is newer (kept `ttlMs`), then gives the key up if `owner` (with `run`:
+   * that run of it) has it; false when it did not have it.
    */
-  leave(key: string, owner: string, mark: string | undefined, ttlMs: number): boolean | Promise<boolean>;
+  leave(
+    key: string,
+    owner: string,
+    mark: string | undefined,
+    ttlMs: number,
+    run?: string,
+  ): boolean | Promise<boolean>;
   /** The key's watermark, or undefined. */
   watermark(key: string): Promise<string | undefined>;
 }
@@ -44,9 +57,11 @@ export interface OrderingStore {
  */
 export const LAPSED_KEPT_MS: number = 24 * 60 * 60 * 1000;
 
-// A key's lease or hold: its owner, when it ends, when that owner first entered, and when it is forgotten (ms).
+// A key's lease or hold: its owner, the run that has it (none: a hold, or entered without one), when it ends, when
+// that owner first entered, and when it is forgotten (ms).
 interface Lease {
   readonly owner: string;
+  run: string | undefined;
   until: number;
   readonly since: number;
   kept: number;
@@ -57,6 +72,15 @@ interface Mark {
   mark: string;
   until: number;
 }
+
+// The lease is `owner`'s and, when a run is named, that run's.
+const isRunOf = (lease: Lease, owner: string, run: string | undefined): boolean =>
+  lease.owner === owner && (run === undefined || lease.run === run);
+
+// A run of the lease's owner may take (or renew) it: it is that run's, held (no run has it), lapsed, or no run is
+// named. A live lease of another run is busy: its handlers still run.
+const mayTake = (lease: Lease, run: string | undefined, at: number): boolean =>
+  run === undefined || lease.run === undefined || lease.run === run || lease.until < at;
 
 // The fewest leases the table holds before it looks for forgotten ones (then again at twice what it kept).
 const SWEEP_FROM = 1024;
@@ -93,33 +117,35 @@ export function createMemoryOrdering({ max, now }: { max: number; now: () => num
   };
   // `enter` and `leave` answer at once: an ordered event's two steps cost no promise of their own.
   const ordering: OrderingStore = {
-    enter(key, owner, leaseMs) {
+    enter(key, owner, leaseMs, run) {
       const at = now();
       const lease = leases.get(key);
-      if (lease !== undefined && lease.kept >= at && lease.owner === owner) {
+      if (lease !== undefined && lease.kept >= at && lease.owner === owner && mayTake(lease, run, at)) {
         // A retry of the same event (or its renewal) keeps its first entry, the start of its wait bound.
         lease.until = at + leaseMs;
         lease.kept = lease.until + LAPSED_KEPT_MS;
+        if (run !== undefined) lease.run = run;
       } else {
         if (lease !== undefined && lease.until >= at)
           return { status: 'busy', retryInMs: lease.until - at + 1 };
         if (lease === undefined && leases.size >= sweepAt) sweep(at);
-        leases.set(key, { owner, until: at + leaseMs, since: at, kept: at + leaseMs + LAPSED_KEPT_MS });
+        leases.set(key, { owner, run, until: at + leaseMs, since: at, kept: at + leaseMs + LAPSED_KEPT_MS });
       }
       return { status: 'entered', watermark: markAt(key, at) };
     },
-    async hold(key, owner, maxWaitMs) {
+    async hold(key, owner, maxWaitMs, run) {
       const lease = leases.get(key);
-      if (lease === undefined || lease.owner !== owner) return false;
+      if (lease === undefined || !isRunOf(lease, owner, run)) return false;
       if (lease.kept < now()) {
         leases.delete(key);
         return false;
       }
       lease.until = lease.since + maxWaitMs;
       lease.kept = lease.until + LAPSED_KEPT_MS;
+      lease.run = undefined; // idle: the event's next run takes it
       return true;
     },
-    leave(key, owner, mark, ttlMs) {
+    leave(key, owner, mark, ttlMs, run) {
       const at = now();
       if (mark !== undefined) {
         marks ??= new LRUCache({ max });
@@ -132,7 +158,7 @@ export function createMemoryOrdering({ max, now }: { max: number; now: () => num
         }
       }
       const lease = leases.get(key);
-      if (lease === undefined || lease.owner !== owner) return false;
+      if (lease === undefined || !isRunOf(lease, owner, run)) return false;
       leases.delete(key);
       return lease.kept >= at;
     },

@@ -80,6 +80,13 @@ export function createOrdering({
   if (!Number.isFinite(maxWaitMs) || maxWaitMs <= 0)
     throw new ConfigurationError('ordering.maxWaitMs must be a positive number');
 
+  // Each run of an event (an attempt on this instance, with its waits) holds the key as its own: the event's retry on
+  // another instance waits for handlers of an earlier run still running here, and a run that settles late never
+  // gives up or holds a later run's lease. A counter after one random prefix (unique across instances) costs a
+  // string per run, and no promise.
+  const instance = `${crypto.randomUUID()}:`;
+  let runs = 0;
+
   // In-process wake-ups: events waiting for a key this process gives up go at once, not at their next look.
   const gates = new Map<string, { readonly opened: Promise<void>; readonly open: () => void }>();
   const wake = (orderingKey: string): void => {
@@ -127,11 +134,13 @@ export function createOrdering({
     }
   };
 
-  // Moves the key's watermark and gives the key up; never rejects. No promise when the store answers at once.
+  // Moves the key's watermark and gives the key up (the run's; any run of the event when none is named: a dead
+  // letter); never rejects. No promise when the store answers at once.
   const leave = (
     orderingKey: string,
     eventId: string,
     mark: string | undefined,
+    runId?: string,
   ): Promise<void> | undefined => {
     const failed = (error: unknown): void => {
       // The key's lease then lapses by itself; a watermark not moved only lets an older event run.
@@ -140,7 +149,7 @@ export function createOrdering({
     };
     let left: boolean | Promise<boolean>;
     try {
-      left = store.leave(orderingKey, eventId, mark, doneTtlMs);
+      left = store.leave(orderingKey, eventId, mark, doneTtlMs, runId);
     } catch (error) {
       failed(error);
       return undefined;
@@ -152,9 +161,9 @@ export function createOrdering({
     return left.then(() => wake(orderingKey), failed);
   };
 
-  const hold = async (orderingKey: string, eventId: string): Promise<void> => {
+  const hold = async (orderingKey: string, eventId: string, runId: string): Promise<void> => {
     try {
-      await store.hold(orderingKey, eventId, maxWaitMs);
+      await store.hold(orderingKey, eventId, maxWaitMs, runId);
     } catch (error) {
       logger.error({ eventId, err: error }, 'workforce-webhooks: could not hold an ordering key');
     } finally {
@@ -163,8 +172,13 @@ export function createOrdering({
     }
   };
 
-  const skip = async (orderingKey: string, event: WorkforceEvent, watermark: string): Promise<void> => {
-    await leave(orderingKey, event.id, undefined);
+  const skip = async (
+    orderingKey: string,
+    event: WorkforceEvent,
+    watermark: string,
+    runId: string,
+  ): Promise<void> => {
+    await leave(orderingKey, event.id, undefined, runId);
     await reportStale(event, watermark);
   };
 
@@ -189,14 +203,14 @@ export function createOrdering({
         continue;
       }
       Promise.resolve()
-        .then(() => store.enter(orderingKey, eventId, leaseMs))
+        .then(() => store.enter(orderingKey, eventId, leaseMs, running.run))
         .then(
           (entry) => {
             if (entry.status !== 'busy' || held.get(eventId) !== running) return;
             held.delete(eventId);
             logger.error(
               { eventId },
-              'workforce-webhooks: the ordering key lease was lost to another event of the key while handlers ran; their signal is aborted',
+              'workforce-webhooks: the ordering key lease was lost to another event of the key (or a later attempt of this one) while handlers ran; their signal is aborted',
             );
             running.lose(
               new WebhookError(
@@ -242,16 +256,17 @@ export function createOrdering({
         orderingKey: string,
         mark: string,
         entry: KeyEntry,
+        runId: string,
       ): Promise<void> => {
-        if (entry.status === 'busy') return waitForKey(job, attempt, orderingKey, mark, entry);
+        if (entry.status === 'busy') return waitForKey(job, attempt, orderingKey, mark, entry, runId);
         const { event } = job;
         const { watermark } = entry;
         // Its own mark: an earlier attempt's handlers, past its time limit, all succeeded after all. Done.
-        if (mark === watermark) return leave(orderingKey, event.id, undefined) ?? Promise.resolve();
+        if (mark === watermark) return leave(orderingKey, event.id, undefined, runId) ?? Promise.resolve();
         const isStale = watermark !== undefined && mark < watermark;
         // Not run, not retried, not dead-lettered: the newer event's handlers already brought the record on.
-        if (isStale && stale === 'skip') return skip(orderingKey, event, watermark);
-        const ordered = new OrderedAttempt(attempt, orderingKey, isStale);
+        if (isStale && stale === 'skip') return skip(orderingKey, event, watermark, runId);
+        const ordered = new OrderedAttempt(attempt, orderingKey, isStale, runId);
         keep(event.id, ordered);
         let ran: Promise<void>;
         try {
@@ -266,11 +281,11 @@ export function createOrdering({
         return ran.then(
           () => {
             done();
-            return leave(orderingKey, event.id, mark);
+            return leave(orderingKey, event.id, mark, runId);
           },
           async (error: unknown) => {
             done();
-            await hold(orderingKey, event.id);
+            await hold(orderingKey, event.id, runId);
             throw error;
           },
         );
@@ -282,6 +297,7 @@ export function createOrdering({
         orderingKey: string,
         mark: string,
         busy: KeyEntry,
+        runId: string,
       ): Promise<void> => {
         let entry = busy;
         while (entry.status === 'busy') {
@@ -293,9 +309,15 @@ export function createOrdering({
           const delay = polled ? Math.min(retryInMs, POLL_MS + Math.random() * POLL_MS) : retryInMs;
           const opened = polled ? gates.get(orderingKey)?.opened : gateOf(orderingKey);
           if (waits !== 'inline') throw new OrderingWait(Math.round(delay), () => freed(opened, delay));
-          entry = await enterAfter(job.event.id, attempt, orderingKey, freed(opened, delay, attempt.signal));
+          entry = await enterAfter(
+            job.event.id,
+            attempt,
+            orderingKey,
+            freed(opened, delay, attempt.signal),
+            runId,
+          );
         }
-        return run(job, attempt, orderingKey, mark, entry);
+        return run(job, attempt, orderingKey, mark, entry, runId);
       };
       // An inline run waits in place, as long as its attempt lasts: once that ends (its time limit, a shutdown),
       // the event is the queue's, and this wait gives up.
@@ -304,13 +326,14 @@ export function createOrdering({
         attempt: AttemptContext,
         orderingKey: string,
         wait: Promise<void>,
+        runId: string,
       ): Promise<KeyEntry> => {
         await wait;
         const { signal } = attempt;
         if (signal.aborted) throw signal.reason;
-        const entry = await store.enter(orderingKey, eventId, leaseMs);
+        const entry = await store.enter(orderingKey, eventId, leaseMs, runId);
         if (!signal.aborted) return entry;
-        if (entry.status === 'entered') await leave(orderingKey, eventId, undefined);
+        if (entry.status === 'entered') await leave(orderingKey, eventId, undefined, runId);
         throw signal.reason;
       };
       // An earlier attempt of the event still runs here (its handlers outlived its time limit): the event waits
@@ -337,19 +360,22 @@ export function createOrdering({
         if (orderingKey === undefined || mark === undefined) return process(job, attempt);
         const earlier = held.get(event.id);
         if (earlier !== undefined) return afterEarlier(job, attempt, earlier);
+        runs += 1;
+        const runId = instance + runs;
         let entry: KeyEntry | Promise<KeyEntry>;
         try {
-          entry = store.enter(orderingKey, event.id, leaseMs);
+          entry = store.enter(orderingKey, event.id, leaseMs, runId);
         } catch (error) {
           return Promise.reject(error);
         }
         return isPromise(entry)
-          ? entry.then((found) => run(job, attempt, orderingKey, mark, found))
-          : run(job, attempt, orderingKey, mark, entry);
+          ? entry.then((found) => run(job, attempt, orderingKey, mark, found, runId))
+          : run(job, attempt, orderingKey, mark, entry, runId);
       };
       return ordered;
     },
     async deadLettered(letter) {
+      // No run: a dead letter gives the event's key up whatever run of it held it last.
       const orderingKey = keyOf(letter.event);
       if (orderingKey !== undefined && markOf(letter.event) !== undefined)
         await leave(orderingKey, letter.event.id, undefined);

@@ -1,5 +1,5 @@
-// Ordering (spec rule 4) and the waits around a key: handlers that outlive their attempt, inline runs that wait in
-// place, and a key given up on another instance.
+// Ordering (spec rule 4) and the waits around a key: handlers that outlive their attempt (their retry here, or on
+// another instance), inline runs that wait in place, and a key given up on another instance.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createMemoryQueue, createReceiver, type EventQueue, type WorkforceEvent } from 'workforce-webhooks';
@@ -190,3 +190,100 @@ describe.skipIf(!redisUrl)('Redis store × memory queue, two instances', () => {
     expect(times['start leave.approved']! - times['end leave.requested']!).toBeLessThan(2_000);
   });
 });
+
+// Spec rule 4 across instances, with a handler past its time limit: its attempt on `a` fails by the limit while the
+// handler runs on, and the event's retry is taken by `b`. Each run holds the key as its own, so the retry waits for
+// the late handler, and the late handler, settling, does not give up the retry's lease to a newer event.
+describe.skipIf(!redisUrl)(
+  'Redis store × BullMQ queue, a handler past its time limit, its retry on another instance',
+  () => {
+    interface Run {
+      readonly who: string;
+      readonly instance: string;
+      readonly start: number;
+      end?: number;
+    }
+
+    // The older event's first attempt takes 1 600 ms against a 1 000 ms limit, ignoring its signal; `fails` says how
+    // it ends. `a` takes no more jobs once that attempt ends (its worker closes), so `b` takes the retry; the newer
+    // event of the record arrives at `b` while the late handler runs.
+    const scenario = async (fails: boolean) => {
+      const client = connectRedis();
+      const name = uniqueName('ordering-runs');
+      const runs: Run[] = [];
+      const make = (instance: string) => {
+        const receiver = createReceiver({
+          secret,
+          store: createRedisStore({ client, prefix: `${name}:` }),
+          queue: createBullmqQueue({
+            connection: client,
+            name,
+            handlerTimeoutMs: 1000,
+            attempts: 3,
+            backoff: () => 0,
+          }),
+          ordering: {},
+        });
+        receiver.on('leave.*', async (event: WorkforceEvent, ctx) => {
+          const run: Run = { who: `${event.type}#${ctx.attempt}`, instance, start: Date.now() };
+          runs.push(run);
+          const late = event.type === 'leave.requested' && ctx.attempt === 1;
+          await sleep(late ? 1600 : 300); // `ctx.signal` ignored
+          run.end = Date.now();
+          if (late && fails) throw new Error('the calendar is down');
+        });
+        onTestFinished(() => receiver.close());
+        return receiver;
+      };
+      const a = make('a');
+      const key = crypto.randomUUID();
+      expect((await a.handle(await delivery('leave.requested', 1, key))).status).toBe(202);
+      await until(() => runs.length > 0, 'the first attempt');
+      const b = make('b');
+      const aClosed = a.close();
+      expect((await b.handle(await delivery('leave.approved', 2, key))).status).toBe(202);
+      await until(
+        () => runs.some((run) => run.who === 'leave.approved#1' && run.end !== undefined),
+        'the newer event',
+      );
+      await aClosed;
+      await sleep(300); // a retry that would still start
+      const overlaps = runs.flatMap((x, i) =>
+        runs
+          .slice(i + 1)
+          .filter(
+            (y) =>
+              x.start < (y.end ?? Number.POSITIVE_INFINITY) && y.start < (x.end ?? Number.POSITIVE_INFINITY),
+          )
+          .map((y) => `${y.who} on ${y.instance} ran beside ${x.who} on ${x.instance}`),
+      );
+      return { runs, overlaps };
+    };
+
+    it('runs the retry on the other instance only once the late handler failed, then the newer event', {
+      timeout: 30_000,
+    }, async () => {
+      const { runs, overlaps } = await scenario(true);
+      expect(overlaps).toEqual([]);
+      expect(runs.map((run) => `${run.who} on ${run.instance}`)).toEqual([
+        'leave.requested#1 on a',
+        'leave.requested#2 on b',
+        'leave.approved#1 on b',
+      ]);
+      expect(runs[1]!.start).toBeGreaterThanOrEqual(runs[0]!.end!);
+    });
+
+    it('runs no retry beside the late handler, nor the newer event once it succeeded', {
+      timeout: 30_000,
+    }, async () => {
+      const { runs, overlaps } = await scenario(false);
+      expect(overlaps).toEqual([]);
+      // Its handlers all succeeded, late: the retry finds the record's watermark at its own mark (or the newer one
+      // past it), and ends there.
+      expect(runs.map((run) => `${run.who} on ${run.instance}`)).toEqual([
+        'leave.requested#1 on a',
+        'leave.approved#1 on b',
+      ]);
+    });
+  },
+);

@@ -1,5 +1,6 @@
-// The Postgres ordering table's cleanup (adapters/postgres-ordering.ts) on a real PostgreSQL: a failing event's
-// lapsed hold keeps its row, and so its first entry, for its retries; rows nobody needs go.
+// The Postgres ordering table's cleanup and migration (adapters/postgres-ordering.ts) on a real PostgreSQL: a failing
+// event's lapsed hold keeps its row, and so its first entry, for its retries; rows nobody needs go; a table of an
+// earlier version gets the run column.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { OrderingStore } from 'workforce-webhooks';
@@ -53,5 +54,34 @@ describe.skipIf(!postgresUrl)('Postgres ordering table cleanup', () => {
     expect((await keys.enter(forgotten!, 'd', 30_000)).status).toBe('entered');
     expect(await keys.hold(forgotten!, 'd', 60_000)).toBe(true);
     expect((await keys.enter(forgotten!, 'newer', 30_000)).status).toBe('busy');
+  });
+});
+
+describe.skipIf(!postgresUrl)('Postgres ordering table migration', () => {
+  it('gives an ordering table made by an earlier version its run column on migrate(), its rows kept', async () => {
+    const pool = connectPostgres();
+    const table = uniqueTable('ordering_old');
+    const ordering = `${table}_ordering`;
+    await pool.query(`CREATE TABLE ${ordering} (record_key text PRIMARY KEY, owner text,
+      since timestamptz NOT NULL, lease_until timestamptz, mark text, mark_until timestamptz)`);
+    const key = crypto.randomUUID();
+    await pool.query(
+      `INSERT INTO ${ordering} (record_key, owner, since, lease_until)
+        VALUES ($1, 'event', now() - interval '1 second', now() + interval '30 seconds')`,
+      [key],
+    );
+    const store = createPostgresStore({ pool, table, cleanupIntervalMs: 0 });
+    await store.migrate();
+    await store.migrate(); // every start: nothing left to add
+    const keys = store.ordering as OrderingStore;
+    const since = async () =>
+      (await pool.query(`SELECT since::text FROM ${ordering} WHERE record_key = $1`, [key])).rows[0]?.since;
+    const first = await since();
+    expect((await keys.enter(key, 'newer', 30_000, 'run-9')).status).toBe('busy');
+    // A row of the earlier version names no run: the event's run takes it, keeping its first entry.
+    expect((await keys.enter(key, 'event', 30_000, 'run-2')).status).toBe('entered');
+    expect(await since()).toBe(first);
+    expect((await keys.enter(key, 'event', 30_000, 'run-3')).status).toBe('busy');
+    expect(await keys.leave(key, 'event', undefined, DAY, 'run-2')).toBe(true);
   });
 });

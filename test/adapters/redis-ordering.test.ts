@@ -1,5 +1,6 @@
 // The Redis ordering scripts (adapters/redis-ordering.ts) on a real redis-server: the lease hash keeps its owner's
-// first entry past the lease or hold, for a bounded time, and a hash of an earlier version is still honoured.
+// first entry past the lease or hold, for a bounded time, and a hash of an earlier version (without `until`, or
+// without `run`) is still honoured.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { OrderingStore } from 'workforce-webhooks';
@@ -53,5 +54,24 @@ describe.skipIf(!redisUrl)('Redis ordering scripts', () => {
     expect(busy.status === 'busy' && busy.retryInMs > 0 && busy.retryInMs <= 301).toBe(true);
     await sleep(350);
     expect((await keys.enter(key, 'newer', 30_000)).status).toBe('entered');
+  });
+
+  it('lets a run of the owner take a lease hash written before runs were kept, keeping its first entry', async () => {
+    const { client, keys, key, lease } = setUp();
+    const since = String(Date.now() - 1000);
+    await client.hset(lease, 'owner', 'event', 'since', since, 'until', String(Date.now() + 30_000));
+    await client.pexpire(lease, 30_000 + LAPSED_KEPT_MS);
+    expect((await keys.enter(key, 'newer', 30_000, 'run-9')).status).toBe('busy');
+    expect((await keys.enter(key, 'event', 30_000, 'run-2')).status).toBe('entered');
+    expect(await client.hgetall(lease)).toMatchObject({ owner: 'event', run: 'run-2', since });
+    expect((await keys.enter(key, 'event', 30_000, 'run-3')).status).toBe('busy');
+    // A hold clears the run, as an earlier version wrote it: the event's next run takes it.
+    expect(await keys.hold(key, 'event', 60_000, 'run-2')).toBe(true);
+    expect(await client.hgetall(lease)).toEqual({
+      owner: 'event',
+      since,
+      until: String(Number(since) + 60_000),
+    });
+    expect((await keys.enter(key, 'event', 30_000, 'run-3')).status).toBe('entered');
   });
 });

@@ -267,6 +267,81 @@ export function runStoreContract(name: string, create: () => Promise<StoreFixtur
         expect((await keys.enter(key, 'newest', 30_000)).status).toBe('entered');
       });
 
+      // Each run of an event (an attempt, on some instance) holds the key as its own: a retry waits for handlers of
+      // an earlier attempt that outlived its time limit, and that attempt, settling late, leaves the retry's lease be.
+      it("keeps a key for the owner's run that has it: the owner's next run waits while that lease is live", async () => {
+        const { store } = await create();
+        const keys = ordering(store);
+        const key = id();
+        expect(await keys.enter(key, 'event', 30_000, 'run-1')).toEqual({
+          status: 'entered',
+          watermark: undefined,
+        });
+        const busy = await keys.enter(key, 'event', 30_000, 'run-2');
+        expect(busy.status === 'busy' && busy.retryInMs > 0 && busy.retryInMs <= 30_001).toBe(true);
+        expect((await keys.enter(key, 'event', 30_000, 'run-1')).status).toBe('entered'); // its renewal
+        expect(await keys.hold(key, 'event', 30_000, 'run-2')).toBe(false);
+        expect(await keys.leave(key, 'event', undefined, DAY, 'run-2')).toBe(false);
+        expect((await keys.enter(key, 'newer', 30_000, 'run-3')).status).toBe('busy');
+        expect(await keys.leave(key, 'event', undefined, DAY, 'run-1')).toBe(true);
+        expect((await keys.enter(key, 'event', 30_000, 'run-2')).status).toBe('entered');
+      });
+
+      it("gives a held key to the owner's next run, which keeps the first entry (the hold's maxWaitMs bound)", async () => {
+        const { store, elapse } = await create();
+        const keys = ordering(store);
+        const key = id();
+        await keys.enter(key, 'failing', 30_000, 'run-1');
+        expect(await keys.hold(key, 'failing', lease * 3, 'run-1')).toBe(true);
+        await elapse(lease * 2);
+        expect((await keys.enter(key, 'newer', 30_000, 'run-3')).status).toBe('busy');
+        // The retry takes the hold, and fails too: its hold still ends maxWaitMs after the first run entered.
+        expect((await keys.enter(key, 'failing', 30_000, 'run-2')).status).toBe('entered');
+        expect((await keys.enter(key, 'newer', 30_000, 'run-3')).status).toBe('busy');
+        expect(await keys.hold(key, 'failing', lease * 3, 'run-1')).toBe(false);
+        expect(await keys.hold(key, 'failing', lease * 3, 'run-2')).toBe(true);
+        expect((await keys.enter(key, 'newer', 30_000, 'run-3')).status).toBe('busy');
+        await elapse(lease * 2); // past the first entry's bound (3), not the retry's own (2 + 3)
+        expect((await keys.enter(key, 'newer', 30_000, 'run-3')).status).toBe('entered');
+      });
+
+      it("gives a lapsed lease to the owner's next run; the lapsed run, settling late, leaves it be", async () => {
+        const { store, elapse } = await create();
+        const keys = ordering(store);
+        const key = id();
+        const late = mark(1);
+        await keys.enter(key, 'event', lease, 'run-1');
+        await elapse(lease * 2); // its renewals stopped (handlers far past their time limit, or a dead process)
+        expect((await keys.enter(key, 'event', 30_000, 'run-2')).status).toBe('entered');
+        // The first run's handlers settle: failed, its hold (of 1 ms) would free the key; succeeded, its leave would.
+        expect(await keys.hold(key, 'event', 1, 'run-1')).toBe(false);
+        expect(await keys.leave(key, 'event', late, DAY, 'run-1')).toBe(false);
+        expect(await keys.watermark(key)).toBe(late); // its handlers all succeeded: the watermark moves as ever
+        await elapse(lease);
+        const busy = await keys.enter(key, 'newer', 30_000, 'run-3');
+        expect(busy.status === 'busy' && busy.retryInMs > lease).toBe(true);
+        expect(await keys.leave(key, 'event', late, DAY, 'run-2')).toBe(true);
+        expect(await keys.enter(key, 'newer', 30_000, 'run-3')).toEqual({
+          status: 'entered',
+          watermark: late,
+        });
+      });
+
+      it('gives the key up to a leave without a run (a dead letter), whatever run held it last', async () => {
+        const { store } = await create();
+        const keys = ordering(store);
+        const [held, running] = [id(), id()];
+        await keys.enter(held, 'dead', 30_000, 'run-1');
+        expect(await keys.hold(held, 'dead', DAY, 'run-1')).toBe(true);
+        expect((await keys.enter(held, 'newer', 30_000, 'run-2')).status).toBe('busy');
+        expect(await keys.leave(held, 'other', undefined, DAY)).toBe(false);
+        expect(await keys.leave(held, 'dead', undefined, DAY)).toBe(true);
+        expect((await keys.enter(held, 'newer', 30_000, 'run-2')).status).toBe('entered');
+        await keys.enter(running, 'dead', 30_000, 'run-1');
+        expect(await keys.leave(running, 'dead', undefined, DAY)).toBe(true);
+        expect((await keys.enter(running, 'newer', 30_000, 'run-2')).status).toBe('entered');
+      });
+
       it('forgets a watermark after its TTL', async () => {
         const { store, elapse } = await create();
         const keys = ordering(store);
