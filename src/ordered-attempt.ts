@@ -16,6 +16,8 @@ export class OrderedAttempt implements AttemptContext {
   readonly run: string;
   renewals = 0;
   ran: Promise<void> | undefined;
+  /** The event became a dead letter while these handlers still ran: when they settle, the key is given up. */
+  deadLettered = false;
   // Made only when the handlers read `signal` or the key's lease is lost: most attempts never need either.
   #lost: AbortController | undefined;
   #signal: AbortSignal | undefined;

@@ -285,7 +285,9 @@ export function createOrdering({
           },
           async (error: unknown) => {
             done();
-            await hold(orderingKey, event.id, runId);
+            // Dead-lettered while these handlers ran on: no attempt follows, so the key goes now.
+            if (ordered.deadLettered) await leave(orderingKey, event.id, undefined, runId);
+            else await hold(orderingKey, event.id, runId);
             throw error;
           },
         );
@@ -375,10 +377,17 @@ export function createOrdering({
       return ordered;
     },
     async deadLettered(letter) {
-      // No run: a dead letter gives the event's key up whatever run of it held it last.
       const orderingKey = keyOf(letter.event);
-      if (orderingKey !== undefined && markOf(letter.event) !== undefined)
-        await leave(orderingKey, letter.event.id, undefined);
+      if (orderingKey === undefined || markOf(letter.event) === undefined) return;
+      // Its last attempt ended on its time limit while its handlers run on here (they ignore their signal): the
+      // key stays theirs, and goes when they settle, so no newer event of the record runs beside them.
+      const late = held.get(letter.event.id);
+      if (late !== undefined && late.orderingKey === orderingKey) {
+        late.deadLettered = true;
+        return;
+      }
+      // No run: a dead letter gives the event's key up whatever run of it held it last.
+      await leave(orderingKey, letter.event.id, undefined);
     },
   };
 }

@@ -15,28 +15,31 @@ const delivery = (type: string, second: number, key: string) => signedLeave(secr
 interface Backends {
   readonly name: string;
   readonly skip: boolean;
-  readonly make: (handlerTimeoutMs: number) => Pick<Parameters<typeof createReceiver>[0], 'store' | 'queue'>;
+  readonly make: (
+    handlerTimeoutMs: number,
+    attempts: number,
+  ) => Pick<Parameters<typeof createReceiver>[0], 'store' | 'queue'>;
 }
 
 const backends: Backends[] = [
   {
     name: 'memory store × memory queue',
     skip: false,
-    make: (handlerTimeoutMs) => ({
-      queue: createMemoryQueue({ handlerTimeoutMs, attempts: 3, backoff: () => 0 }),
+    make: (handlerTimeoutMs, attempts) => ({
+      queue: createMemoryQueue({ handlerTimeoutMs, attempts, backoff: () => 0 }),
     }),
   },
   {
     name: 'Redis store × BullMQ queue',
     skip: !redisUrl,
-    make: (handlerTimeoutMs) => {
+    make: (handlerTimeoutMs, attempts) => {
       const client = connectRedis();
       const name = uniqueName('ordering-timeout');
       const queue: EventQueue = createBullmqQueue({
         connection: client,
         name,
         handlerTimeoutMs,
-        attempts: 3,
+        attempts,
         backoff: () => 0,
       });
       return { store: createRedisStore({ client, prefix: `${name}:` }), queue };
@@ -48,9 +51,10 @@ const backends: Backends[] = [
 // key stays its own until it settles, so no newer event of the record runs beside it, and its retry waits for it.
 describe.each(backends)('a handler past its time limit, ordering on: $name', ({ skip, make }) => {
   // The older event's first attempt takes 800 ms against a 300 ms limit, ignoring its signal; `fails` says how it
-  // ends. The newer event of the same record arrives while it runs.
-  const scenario = async (fails: boolean) => {
-    const receiver = createReceiver({ secret, ...make(300), ordering: {} });
+  // ends. The newer event of the same record arrives while it runs. With one attempt, the older event is a dead
+  // letter as soon as its limit passes, while its handler still runs.
+  const scenario = async (fails: boolean, attempts = 3) => {
+    const receiver = createReceiver({ secret, ...make(300, attempts), ordering: {} });
     onTestFinished(() => receiver.close());
     const key = crypto.randomUUID();
     const log: string[] = [];
@@ -86,6 +90,19 @@ describe.each(backends)('a handler past its time limit, ordering on: $name', ({ 
       ]);
     },
   );
+
+  for (const fails of [false, true])
+    it.skipIf(skip)(
+      `keeps the key of an event dead-lettered while its late handlers run, until they ${fails ? 'fail' : 'succeed'}`,
+      async () => {
+        const { log, overlaps } = await scenario(fails, 1);
+        expect(overlaps).toEqual([]);
+        expect(log.filter((line) => line.startsWith('start'))).toEqual([
+          'start leave.requested#1',
+          'start leave.approved#1',
+        ]);
+      },
+    );
 
   it.skipIf(skip)('runs the retry once the late handlers failed, then the newer event', async () => {
     const { log, overlaps } = await scenario(true);
