@@ -221,16 +221,14 @@ export function createBullmqQueue({
 
   // BullMQ records a completion only under the job's lock, and stops renewing the lock when the processor returns.
   // A Redis that goes silent then, for longer than the lock has left, lets another instance's stalled check take
-  // the finished job over and run it again. So a finished job may leave a record of success apart from the lock,
-  // written on the worker's connection: while Redis is silent it waits there, ahead of anything a takeover can send
-  // once Redis answers, and the worker that takes a job over (only a job back from a stall) reads it first.
-  // - A job that finished within half a renewal still has the lock it was fetched with, at least
-  //   `lockDurationMs - lockRenewMs / 2`: it writes the record only when BullMQ has not confirmed the completion
-  //   within half the lock's least remainder. Redis answering before then finds the lock live, and the completion
-  //   lands; one silent past then gets the record first. A completion confirmed in time costs a timer.
-  // - A longer one relied on renewals, which a Redis gone silent during its handlers stopped: its lock may lapse
-  //   just as it finishes, so it writes the record at once (one command, on a job that ran for seconds).
-  const confirmWithinMs = Math.max(1, Math.floor((lockDurationMs - lockRenewMs / 2) / 2));
+  // the finished job over and run it again. So a finished job whose completion BullMQ has not confirmed within half
+  // the time its lock has left leaves a record of success apart from the lock, written on the worker's connection:
+  // while Redis is silent it waits there, ahead of anything a takeover can send once Redis answers, and the worker
+  // that takes a job over (only a job back from a stall) reads it first. Redis answering before then finds the lock
+  // live, and the completion lands. What the lock has left is counted from when it was last known live (the job's
+  // fetch, then each renewal BullMQ confirms): a job whose renewals a silent Redis held up writes the record at once.
+  // A completion confirmed in time costs a timer and nothing in Redis.
+  const lockedAt = new Map<string, number>();
   const unconfirmed = new Map<string, ReturnType<typeof setTimeout>>();
   const successKey = (id: string): string => queue.toKey(`${id}:succeeded`);
   const confirmed = (id: string): void => {
@@ -241,10 +239,14 @@ export function createBullmqQueue({
     confirmed(id);
     void workerClient?.set(successKey(id), '1', 'PX', keepCompletedMs).catch(() => {});
   };
-  const awaitConfirmation = (id: string): void => {
+  const awaitConfirmation = (id: string, lockLeftMs: number): void => {
     if (workerClient === undefined) return;
+    if (lockLeftMs < 2) {
+      recordSuccess(id);
+      return;
+    }
     confirmed(id);
-    const timer = setTimeout(recordSuccess, confirmWithinMs, id);
+    const timer = setTimeout(recordSuccess, lockLeftMs / 2, id);
     timer.unref();
     unconfirmed.set(id, timer);
   };
@@ -269,11 +271,10 @@ export function createBullmqQueue({
       timeoutMs: handlerTimeoutMs,
     });
     running.set(id, attempt);
-    const started = performance.now();
+    lockedAt.set(id, performance.now());
     try {
       await attempt.done;
-      if (performance.now() - started < lockRenewMs / 2) awaitConfirmation(id);
-      else recordSuccess(id);
+      awaitConfirmation(id, lockDurationMs - (performance.now() - lockedAt.get(id)!));
     } catch (error) {
       // Its ordering key is held (maybe on another instance): back to delayed, as the same attempt, rather than
       // holding a worker slot while it waits.
@@ -290,7 +291,10 @@ export function createBullmqQueue({
         await job.updateData({ ...data, ...(completed === undefined ? {} : { completed }), lastError });
       throw error;
     } finally {
-      if (running.get(id) === attempt) running.delete(id);
+      if (running.get(id) === attempt) {
+        running.delete(id);
+        lockedAt.delete(id);
+      }
     }
   };
 
@@ -314,6 +318,10 @@ export function createBullmqQueue({
           backoffStrategy: (made: number, _type?: string, _error?: Error, job?: { data: QueuedEvent }) =>
             Math.max(0, Math.round(backoff(made + (job?.data.attemptsMade ?? 0)))),
         },
+      });
+      worker.on('locksRenewed', ({ jobIds }: { jobIds: string[] }) => {
+        const at = performance.now();
+        for (const id of jobIds) if (lockedAt.has(id)) lockedAt.set(id, at);
       });
       worker.on('completed', (job) => {
         if (unconfirmed.size > 0) confirmed(job.id!);

@@ -311,6 +311,35 @@ async function timed(promise: Promise<unknown>, ms: number): Promise<number | 't
   return Promise.race([promise.then(took, took), sleep(ms).then(() => 'timeout' as const)]);
 }
 
+describe.skipIf(!redisUrl)('the success record of a finished job', () => {
+  // Written only when BullMQ has not confirmed the completion in time (a silent Redis: silent-redis.test.ts); a job
+  // whose lock was renewed all along, however long it ran, costs nothing in Redis.
+  it('is not written for a job completed in time, whether its handler returned at once or ran through renewals', async () => {
+    const name = uniqueName('success-record');
+    const slow = new Set<string>();
+    const receiver = createReceiver({
+      secret,
+      store: createMemoryStore(),
+      queue: createBullmqQueue({ connection: connectRedis(), name, lockDurationMs: 600, lockRenewMs: 200 }),
+    }).on('leave.approved', async (event) => {
+      if (slow.has(event.id)) await sleep(1500);
+    });
+    toClose.push(receiver);
+    const raw = connectRedis();
+    for (const runsLong of [false, true]) {
+      const delivery = await createSignedDelivery({ secret, type: 'leave.approved' });
+      const id = delivery.event.id;
+      if (runsLong) slow.add(id);
+      const body = encoder.encode(delivery.body);
+      expect((await receiver.handle({ method: 'POST', headers: delivery.headers, body })).status).toBe(202);
+      await expect.poll(() => raw.zscore(`bull:${name}:completed`, id), { timeout: 10_000 }).not.toBeNull();
+      // Past the longest wait for a confirmation (half the lock), the record was never written.
+      await sleep(400);
+      expect(await raw.exists(`bull:${name}:${id}:succeeded`)).toBe(0);
+    }
+  });
+});
+
 describe.skipIf(!redisUrl || !hasRedisServer())('createBullmqQueue with a silent Redis', () => {
   // A server of the test's own, paused (SIGSTOP: alive, its connections open, silent) before the close.
   let redis: RedisServer | undefined;

@@ -133,7 +133,8 @@ describe.skipIf(!redisUrl || !hasRedisServer())('Redis alive but silent (SIGSTOP
   });
 
   // Short locks, so the stall outlasts the lock within the test: 2 s, renewed every 300 ms, stalled checks every 100
-  // ms. A job that ran within 150 ms (half a renewal) waits up to 925 ms for BullMQ to confirm its completion.
+  // ms. A job that returns at once waits about 1 s (half its lock) for BullMQ to confirm its completion; one whose
+  // renewals a silent Redis held up, not at all.
   const cases = [
     {
       name: 'Redis goes silent as the handler returns, past the lock',
