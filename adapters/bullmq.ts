@@ -11,7 +11,6 @@ import {
 import { Redis, type RedisOptions } from 'ioredis';
 import { type Attempt, startAttempt } from '../src/attempt.js';
 import { errorClassOf } from '../src/dead-letters.js';
-import { withDeadline } from '../src/deadline.js';
 import { ConfigurationError, WebhookError } from '../src/errors.js';
 import { OrderingWait } from '../src/ordering-wait.js';
 import {
@@ -25,6 +24,7 @@ import {
 } from '../src/queue.js';
 import { DEFAULT_DONE_TTL_MS } from '../src/store.js';
 import { type EventJob, type JobData, letterOf, readDeadLetters, takeFailed } from './bullmq-dead-letters.js';
+import { SuccessRecords } from './bullmq-success.js';
 
 /** Options of `createBullmqQueue`. */
 export interface BullmqQueueOptions {
@@ -174,7 +174,7 @@ export function createBullmqQueue({
   const shutDown = async (timeoutMs: number): Promise<void> => {
     closed = true;
     // Completions still unconfirmed are recorded now: the connections may be dropped before BullMQ confirms them.
-    for (const id of [...unconfirmed.keys()]) recordSuccess(id);
+    successes.recordUnconfirmed();
     const deadline = performance.now() + timeoutMs;
     const left = (): number => Math.max(0, deadline - performance.now());
     const reachable = !redis || workerClient?.status === 'ready';
@@ -219,62 +219,33 @@ export function createBullmqQueue({
     for (const id of [...ids]) running.get(id)?.abort(new WebhookError('shutting_down', reason));
   };
 
-  // BullMQ records a completion only under the job's lock, and stops renewing the lock when the processor returns.
-  // A Redis that goes silent then, for longer than the lock has left, lets another instance's stalled check take
-  // the finished job over and run it again. So a finished job whose completion BullMQ has not confirmed within half
-  // the time its lock has left leaves a record of success apart from the lock, written on the worker's connection:
-  // while Redis is silent it waits there, ahead of anything a takeover can send once Redis answers, and the worker
-  // that takes a job over (only a job back from a stall) reads it first. Redis answering before then finds the lock
-  // live, and the completion lands. What the lock has left is counted from when it was last known live (the job's
-  // fetch, then each renewal BullMQ confirms): a job whose renewals a silent Redis held up writes the record at once.
-  // A completion confirmed in time costs a timer and nothing in Redis.
-  const lockedAt = new Map<string, number>();
-  const unconfirmed = new Map<string, ReturnType<typeof setTimeout>>();
-  const successKey = (id: string): string => queue.toKey(`${id}:succeeded`);
-  const confirmed = (id: string): void => {
-    clearTimeout(unconfirmed.get(id));
-    unconfirmed.delete(id);
-  };
-  const recordSuccess = (id: string): void => {
-    confirmed(id);
-    void workerClient?.set(successKey(id), '1', 'PX', keepCompletedMs).catch(() => {});
-  };
-  const awaitConfirmation = (id: string, lockLeftMs: number): void => {
-    if (workerClient === undefined) return;
-    if (lockLeftMs < 2) {
-      recordSuccess(id);
-      return;
-    }
-    confirmed(id);
-    const timer = setTimeout(recordSuccess, lockLeftMs / 2, id);
-    timer.unref();
-    unconfirmed.set(id, timer);
-  };
-  // Answered within the lock: a Redis that does not answer by then fails the attempt rather than risk a second run.
-  const succeededBefore = async (id: string): Promise<boolean> =>
-    workerClient !== undefined &&
-    (await withDeadline(() => workerClient!.exists(successKey(id)), lockDurationMs, 'queue_unavailable')) ===
-      1;
+  // Records of success, so that a finished job Redis hands to another worker after a stall is not run again.
+  const successes = new SuccessRecords({
+    client: () => workerClient,
+    key: (id) => queue.toKey(`${id}:succeeded`),
+    keepMs: keepCompletedMs,
+    lockMs: lockDurationMs,
+  });
 
   const processor = async (job: EventJob, token?: string): Promise<void> => {
     const { data } = job;
     const id = job.id!;
-    if (job.stalledCounter > 0 && (await succeededBefore(id))) {
+    if (job.stalledCounter > 0 && (await successes.succeededBefore(id))) {
       hooks!.logger.info(
         { eventId: data.event.id, queue: name },
         'workforce-webhooks: this event succeeded before Redis stalled; not run again',
       );
       return;
     }
+    successes.started(id);
     const attempt = startAttempt(hooks!.process, data, {
       attempt: (data.attemptsMade ?? 0) + job.attemptsMade + 1,
       timeoutMs: handlerTimeoutMs,
     });
     running.set(id, attempt);
-    lockedAt.set(id, performance.now());
     try {
       await attempt.done;
-      awaitConfirmation(id, lockDurationMs - (performance.now() - lockedAt.get(id)!));
+      successes.succeeded(id);
     } catch (error) {
       // Its ordering key is held (maybe on another instance): back to delayed, as the same attempt, rather than
       // holding a worker slot while it waits.
@@ -293,7 +264,7 @@ export function createBullmqQueue({
     } finally {
       if (running.get(id) === attempt) {
         running.delete(id);
-        lockedAt.delete(id);
+        successes.ended(id);
       }
     }
   };
@@ -320,11 +291,10 @@ export function createBullmqQueue({
         },
       });
       worker.on('locksRenewed', ({ jobIds }: { jobIds: string[] }) => {
-        const at = performance.now();
-        for (const id of jobIds) if (lockedAt.has(id)) lockedAt.set(id, at);
+        successes.renewed(jobIds);
       });
       worker.on('completed', (job) => {
-        if (unconfirmed.size > 0) confirmed(job.id!);
+        successes.confirmed(job.id!);
       });
       worker.on('failed', (job, error) => {
         if (job === undefined) return;
