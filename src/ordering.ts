@@ -206,7 +206,13 @@ export function createOrdering({
         .then(() => store.enter(orderingKey, eventId, leaseMs, running.run))
         .then(
           (entry) => {
-            if (entry.status !== 'busy' || held.get(eventId) !== running) return;
+            // The run settled while this renewal was on its way (a pool's connections may run the two out of
+            // order): a renewal that took the key back after the run left or held it does that again.
+            if (held.get(eventId) !== running) {
+              if (entry.status === 'entered') settleAgain(eventId, running);
+              return;
+            }
+            if (entry.status !== 'busy') return;
             held.delete(eventId);
             logger.error(
               { eventId },
@@ -223,6 +229,11 @@ export function createOrdering({
             logger.warn({ eventId, err: error }, 'workforce-webhooks: ordering lease renewal failed'),
         );
     }
+  };
+  // The watermark already moved with the run's own leave: only the key is given up (or held) again.
+  const settleAgain = (eventId: string, { orderingKey, settled, run }: OrderedAttempt): void => {
+    if (settled === 'left') void leave(orderingKey, eventId, undefined, run);
+    else if (settled === 'held') void hold(orderingKey, eventId, run);
   };
   const keep = (eventId: string, running: OrderedAttempt): void => {
     held.set(eventId, running);
@@ -280,13 +291,15 @@ export function createOrdering({
         };
         return ran.then(
           () => {
+            ordered.settled = 'left';
             done();
             return leave(orderingKey, event.id, mark, runId);
           },
           async (error: unknown) => {
-            done();
             // Dead-lettered while these handlers ran on: no attempt follows, so the key goes now.
-            if (ordered.deadLettered) await leave(orderingKey, event.id, undefined, runId);
+            ordered.settled = ordered.deadLettered ? 'left' : 'held';
+            done();
+            if (ordered.settled === 'left') await leave(orderingKey, event.id, undefined, runId);
             else await hold(orderingKey, event.id, runId);
             throw error;
           },

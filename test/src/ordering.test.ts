@@ -10,6 +10,8 @@ import {
   createReceiver,
   type DeadLetter,
   type DedupeStore,
+  type KeyEntry,
+  type OrderingStore,
   OrderingWait,
   type ReceiverOptions,
   WebhookError,
@@ -413,6 +415,58 @@ describe('waiting for a busy key', () => {
     expect(ordering.waitedKeys).toBe(0);
     await (local as OrderingWait).ready;
   });
+
+  for (const fails of [false, true])
+    it(`gives the key up again when a renewal lands after the run ${fails ? 'held' : 'left'} it (a pool ran them out of order)`, async () => {
+      const memory = createMemoryStore().ordering!;
+      // Renewals held back, as a pool's connection may hold one while another runs the run's leave or hold.
+      const late: (() => void)[] = [];
+      let holdBack = false;
+      const store: OrderingStore = {
+        enter: (key, owner, leaseMs, run) =>
+          holdBack
+            ? new Promise<KeyEntry>((resolve) =>
+                late.push(() => resolve(memory.enter(key, owner, leaseMs, run))),
+              )
+            : memory.enter(key, owner, leaseMs, run),
+        hold: (key, owner, maxWaitMs, run) => memory.hold(key, owner, maxWaitMs, run),
+        leave: (key, owner, mark, ttlMs, run) => memory.leave(key, owner, mark, ttlMs, run),
+        watermark: (key) => memory.watermark(key),
+      };
+      // Renewals every 300 ms; a failing event holds its key for a minute.
+      const ordering = createOrdering({
+        store,
+        shared: false,
+        leaseMs: 900,
+        maxWaitMs: 60_000,
+        doneTtlMs: 60_000,
+        logger: recordingLogger(),
+        onStale: undefined,
+      });
+      const key = crypto.randomUUID();
+      let finish!: () => void;
+      const handlers = new Promise<void>((resolve) => {
+        finish = resolve;
+      });
+      const job = await ordered(key);
+      const ran = ordering.wrap(async () => {
+        await handlers;
+        if (fails) throw new Error('the calendar is down');
+      }, 'local')(job, attempt);
+      holdBack = true;
+      await until(() => late.length > 0, 'a renewal');
+      finish();
+      await ran.catch(() => {});
+      holdBack = false;
+      // The renewal lands now, after the run left (or held) the key: it takes it back for another 900 ms.
+      for (const renewal of late.splice(0)) renewal();
+      await sleep(20);
+      // Left: another event takes the key at once. Held: the event's retry (another run) takes it at once.
+      const next = fails
+        ? await memory.enter(key, job.event.id, 900, 'the retry')
+        : await memory.enter(key, 'a newer event', 900);
+      expect(next.status).toBe('entered');
+    });
 
   it('looks again soon, with no wake-up kept, when the store is shared by other instances', async () => {
     const store = createMemoryStore();
