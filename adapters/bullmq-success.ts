@@ -21,10 +21,15 @@ export class SuccessRecords {
   readonly #key: (id: string) => string;
   readonly #keepMs: number;
   readonly #lockMs: number;
-  // When each running job's lock was last known live, by job id.
+  // When each running job's lock was last known live, by job id (this process's Date.now()).
   readonly #lockedAt = new Map<string, number>();
-  // Finished jobs whose completion BullMQ has not confirmed yet, with the timer that records them.
-  readonly #unconfirmed = new Map<string, ReturnType<typeof setTimeout>>();
+  // The queue is closing: its connections may be dropped before BullMQ confirms anything.
+  #closing = false;
+  // Finished jobs whose completion BullMQ has not confirmed yet: the timer that records them, and their stamp.
+  readonly #unconfirmed = new Map<
+    string,
+    { readonly timer: ReturnType<typeof setTimeout>; readonly stamp: string }
+  >();
 
   constructor(options: {
     /** The worker's connection (BullMQ's commands for its jobs go through it); undefined: not on Redis. */
@@ -42,31 +47,38 @@ export class SuccessRecords {
     this.#lockMs = options.lockMs;
   }
 
-  /** The job was fetched, with its lock: its processor starts. */
-  started(id: string): void {
-    this.#lockedAt.set(id, performance.now());
+  /**
+   * The job's processor starts. `fetchedAt` is when this worker asked for the job (BullMQ's `processedOn`, taken
+   * from this process's clock before the lock was set): a job fetched with others waits for a free slot, and its
+   * lock ages meanwhile.
+   */
+  started(id: string, fetchedAt: number | undefined): void {
+    this.#lockedAt.set(id, Math.min(fetchedAt ?? Date.now(), Date.now()));
   }
 
   /** BullMQ renewed these jobs' locks. */
   renewed(ids: readonly string[]): void {
-    const at = performance.now();
+    const at = Date.now();
     for (const id of ids) if (this.#lockedAt.has(id)) this.#lockedAt.set(id, at);
   }
 
-  /** The job's handlers succeeded: BullMQ records the completion next, which `confirmed` reports. */
-  succeeded(id: string): void {
+  /**
+   * The job's handlers succeeded: BullMQ records the completion next, which `confirmed` reports. `stamp` tells this
+   * job from a later one of the same id (its creation time): a record is only ever read by the job it was made for.
+   */
+  succeeded(id: string, stamp: string): void {
     const client = this.#client();
     const lockedAt = this.#lockedAt.get(id);
     if (client === undefined || lockedAt === undefined) return;
-    const lockLeftMs = this.#lockMs - (performance.now() - lockedAt);
-    if (lockLeftMs < 2) {
-      this.#record(id);
+    const lockLeftMs = this.#lockMs - (Date.now() - lockedAt);
+    if (lockLeftMs < 2 || this.#closing) {
+      this.#record(id, stamp);
       return;
     }
     this.confirmed(id);
-    const timer = setTimeout((late: string) => this.#record(late), lockLeftMs / 2, id);
+    const timer = setTimeout(() => this.#record(id, stamp), lockLeftMs / 2);
     timer.unref();
-    this.#unconfirmed.set(id, timer);
+    this.#unconfirmed.set(id, { timer, stamp });
   }
 
   /** The job's processor ended. */
@@ -77,29 +89,38 @@ export class SuccessRecords {
   /** BullMQ recorded the job's completion. */
   confirmed(id: string): void {
     if (this.#unconfirmed.size === 0) return;
-    clearTimeout(this.#unconfirmed.get(id));
+    clearTimeout(this.#unconfirmed.get(id)?.timer);
     this.#unconfirmed.delete(id);
   }
 
-  /** Records every completion still unconfirmed: the connections may be dropped before BullMQ confirms them. */
-  recordUnconfirmed(): void {
-    for (const id of [...this.#unconfirmed.keys()]) this.#record(id);
+  /**
+   * The queue closes: every completion still unconfirmed is recorded now, and every one from now on at once, as the
+   * connections may be dropped before BullMQ confirms them.
+   */
+  closing(): void {
+    this.#closing = true;
+    for (const [id, { stamp }] of [...this.#unconfirmed]) this.#record(id, stamp);
+  }
+
+  /** The record's key of a job id: a replay or a discard drops it, as what it recorded no longer holds. */
+  keyOf(id: string): string {
+    return this.#key(id);
   }
 
   /**
    * True when a record says the job succeeded before it came back from a stall. Answered within the lock: a Redis
    * that does not answer by then fails the attempt (`queue_unavailable`) rather than risk a second run.
    */
-  async succeededBefore(id: string): Promise<boolean> {
+  async succeededBefore(id: string, stamp: string): Promise<boolean> {
     const client = this.#client();
     if (client === undefined) return false;
-    return (await withDeadline(() => client.exists(this.#key(id)), this.#lockMs, 'queue_unavailable')) === 1;
+    return (await withDeadline(() => client.get(this.#key(id)), this.#lockMs, 'queue_unavailable')) === stamp;
   }
 
-  #record(id: string): void {
+  #record(id: string, stamp: string): void {
     this.confirmed(id);
     void this.#client()
-      ?.set(this.#key(id), '1', 'PX', this.#keepMs)
+      ?.set(this.#key(id), stamp, 'PX', this.#keepMs)
       .catch(() => {});
   }
 }

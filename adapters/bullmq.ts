@@ -174,7 +174,7 @@ export function createBullmqQueue({
   const shutDown = async (timeoutMs: number): Promise<void> => {
     closed = true;
     // Completions still unconfirmed are recorded now: the connections may be dropped before BullMQ confirms them.
-    successes.recordUnconfirmed();
+    successes.closing();
     const deadline = performance.now() + timeoutMs;
     const left = (): number => Math.max(0, deadline - performance.now());
     const reachable = !redis || workerClient?.status === 'ready';
@@ -230,14 +230,14 @@ export function createBullmqQueue({
   const processor = async (job: EventJob, token?: string): Promise<void> => {
     const { data } = job;
     const id = job.id!;
-    if (job.stalledCounter > 0 && (await successes.succeededBefore(id))) {
+    if (job.stalledCounter > 0 && (await successes.succeededBefore(id, String(job.timestamp)))) {
       hooks!.logger.info(
         { eventId: data.event.id, queue: name },
         'workforce-webhooks: this event succeeded before Redis stalled; not run again',
       );
       return;
     }
-    successes.started(id);
+    successes.started(id, job.processedOn);
     const attempt = startAttempt(hooks!.process, data, {
       attempt: (data.attemptsMade ?? 0) + job.attemptsMade + 1,
       timeoutMs: handlerTimeoutMs,
@@ -245,7 +245,7 @@ export function createBullmqQueue({
     running.set(id, attempt);
     try {
       await attempt.done;
-      successes.succeeded(id);
+      successes.succeeded(id, String(job.timestamp));
     } catch (error) {
       // Its ordering key is held (maybe on another instance): back to delayed, as the same attempt, rather than
       // holding a worker slot while it waits.
@@ -341,6 +341,11 @@ export function createBullmqQueue({
       // From its first attempt, with no handler done: only the event, its delivery and its trace link go on.
       const { event, deliveryId, trace } = job.data;
       await job.updateData(trace === undefined ? { event, deliveryId } : { event, deliveryId, trace });
+      // Nor with a success an earlier run recorded (a job that stalled after its handlers succeeded, then failed).
+      if (producer !== undefined) {
+        await usable();
+        await producer.del(successes.keyOf(eventId));
+      }
       try {
         // Atomic in Redis: of concurrent replays, only the first finds the job failed and moves it back.
         await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
@@ -360,6 +365,7 @@ export function createBullmqQueue({
         // removed, nor its newer failure by a discard that listed the older one.
         if (!(await takeFailed(producer, queue, eventId, failedAt))) return false;
         await queue.remove(eventId);
+        await producer.del(successes.keyOf(eventId));
         return true;
       }
       const job = (await queue.getJob(eventId)) as EventJob | undefined;
