@@ -26,14 +26,26 @@ export function orderingStatements(t: string): {
   readonly hold: string;
   readonly leave: string;
   readonly watermark: string;
+  readonly renew: string;
   readonly cleanup: string;
 } {
   const ms = msFromNow;
   // An owner's row is kept LAPSED_KEPT_MS past its lease or hold (`lease_until`), for its retries.
   const kept = (leaseUntil: string): string =>
     `${leaseUntil} >= now() - ${LAPSED_KEPT_MS} * interval '1 millisecond'`;
+  // The stored form of a run names its owner (its length first, so no owner's form is another's prefix). A version
+  // before runs, taking the key for another owner, leaves the previous owner's run on the row: a run stored for
+  // another owner than the row's is no run (a hold), not a live lease of the new owner.
+  const runOf = (owner: string, run: string): string =>
+    `(octet_length(${owner}::text) || ':' || ${owner}::text || ${run}::text)`;
+  // The row's run is a run of the row's owner (a live lease of it, when the lease is live).
+  const hasRun = (row: string): string => {
+    const prefix = `(octet_length(${row}.owner) || ':' || ${row}.owner)`;
+    return `COALESCE(left(${row}.run, length(${prefix})) = ${prefix}, false)`;
+  };
   // The row's lease is the owner's ($2) and, with a run ($5), that run's.
-  const mine = (row: string): string => `${row}.owner = $2 AND ($5::text IS NULL OR ${row}.run = $5::text)`;
+  const mine = (row: string): string =>
+    `${row}.owner = $2 AND ($5::text IS NULL OR ${row}.run = ${runOf('$2', '$5')})`;
   // Marks compare byte-wise (COLLATE "C"), as everywhere else, whatever the database's collation.
   const newer = `excluded.mark IS NOT NULL AND (r.mark IS NULL OR r.mark_until < now()
     OR excluded.mark COLLATE "C" > r.mark COLLATE "C")`;
@@ -62,13 +74,13 @@ export function orderingStatements(t: string): {
     // ($4 NULL) the owner's call renews whatever run has it. The watermark read from the snapshot.
     enter: `WITH taken AS (
         INSERT INTO ${t} AS r (record_key, owner, run, since, lease_until)
-        VALUES ($1, $2, $4::text, now(), ${ms('$3')})
+        VALUES ($1, $2, ${runOf('$2', '$4')}, now(), ${ms('$3')})
         ON CONFLICT (record_key) DO UPDATE SET
           since = CASE WHEN r.owner = excluded.owner AND ${kept('r.lease_until')} THEN r.since ELSE now() END,
           run = CASE WHEN excluded.run IS NULL AND r.owner = excluded.owner THEN r.run ELSE excluded.run END,
           owner = excluded.owner, lease_until = excluded.lease_until
         WHERE r.owner IS NULL OR r.lease_until < now() OR (r.owner = excluded.owner
-          AND (excluded.run IS NULL OR r.run IS NULL OR r.run = excluded.run))
+          AND (excluded.run IS NULL OR NOT ${hasRun('r')} OR r.run = excluded.run))
         RETURNING 1
       )
       SELECT EXISTS (SELECT 1 FROM taken) AS entered,
@@ -76,7 +88,7 @@ export function orderingStatements(t: string): {
         (SELECT ceil(extract(epoch FROM (lease_until - now())) * 1000) FROM ${t} WHERE record_key = $1) AS retry_ms`,
     // Idle (no run has it) until `maxWaitMs` after the owner first entered; with a run ($4), only that run's lease.
     hold: `UPDATE ${t} SET lease_until = since + $3 * interval '1 millisecond', run = NULL
-      WHERE record_key = $1 AND owner = $2 AND ($4::text IS NULL OR run = $4::text) RETURNING 1`,
+      WHERE record_key = $1 AND owner = $2 AND ($4::text IS NULL OR run = ${runOf('$2', '$4')}) RETURNING 1`,
     // Compare-and-set of the watermark and the owner's lease (with a run, $5: that run's) given up, in one statement
     // on one row (decided on the row's latest version); `had` reports the owner as of the statement's snapshot.
     leave: `WITH old AS (SELECT owner, run FROM ${t} WHERE record_key = $1)
@@ -89,6 +101,10 @@ export function orderingStatements(t: string): {
         run = CASE WHEN ${mine('r')} THEN NULL ELSE r.run END
       RETURNING COALESCE((SELECT ${mine('old')} FROM old), false) AS had`,
     watermark: `SELECT mark FROM ${t} WHERE record_key = $1 AND mark_until >= now()`,
+    // The lease of the owner's run ($4) extended only while that run has it: live, or lapsed and not taken (the row
+    // kept, as for `enter`); never a hold (no run), a free key or another run's lease.
+    renew: `UPDATE ${t} SET lease_until = ${ms('$3')}
+      WHERE record_key = $1 AND owner = $2 AND run = ${runOf('$2', '$4')} AND ${kept('lease_until')} RETURNING 1`,
     // A row is gone once its watermark ended and its owner left, or never came back for LAPSED_KEPT_MS past its
     // lease or hold: until then a failing event's retry keeps `since`, the start of its maxWaitMs bound.
     cleanup: `DELETE FROM ${t} WHERE record_key IN (
@@ -138,5 +154,7 @@ export function createPostgresOrdering({
       const [row] = await query<{ mark: string }>(sql.watermark, [recordKey(key)]);
       return row?.mark;
     },
+    renew: async (key, owner, run, leaseMs) =>
+      (await query(sql.renew, [recordKey(key), owner, ms(leaseMs), run])).length === 1,
   };
 }

@@ -1,12 +1,20 @@
 // The Redis side of ordering (spec rule 4): a per-key lease and watermark, each step one atomic Lua script.
+import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { type KeyEntry, LAPSED_KEPT_MS, type OrderingStore } from '../src/ordering-store.js';
 import { LUA_BELOW, runScript, type Script, script } from './redis-script.js';
 
-// Redis's clock, so every instance agrees on leases; and a byte-wise comparison of marks (Lua's `<` follows the
-// server's locale).
+// Redis's clock, so every instance agrees on leases; a byte-wise comparison of marks (Lua's `<` follows the
+// server's locale); and the stored form of a run, which names its owner (its length first, so no owner's form is
+// another's prefix). A version before runs, taking the key for another owner, leaves the previous owner's run in the
+// hash: a run stored for another owner than the hash's is no run (a hold), not a live lease of the new owner.
 const PRELUDE = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local function runOf(owner, run) return #owner .. ':' .. owner .. run end
+local function ownersRun(owner, stored)
+  local prefix = #owner .. ':' .. owner
+  return stored and stored:sub(1, #prefix) == prefix
+end
 ${LUA_BELOW}`;
 
 // KEYS: lease (hash: owner, run, since, until), watermark. ARGV: owner, lease ms, run ('' for none). The hash
@@ -14,12 +22,13 @@ ${LUA_BELOW}`;
 // its maxWaitMs bound; another owner takes the key once `until` passed, with its own `since`. Another run of the
 // owner waits while the lease's run is live (its handlers still run), and takes a hold (no run) or a lapsed lease.
 // Without a run, the owner's call renews whatever run has it. A hash without `until` (written by an earlier
-// version, during a rolling deploy) ends with its key; one without `run` is a hold (or was entered without one).
+// version, during a rolling deploy) ends with its key; one without `run`, or whose run is another owner's, is a hold
+// (or was entered without one).
 const ENTER = `${PRELUDE}local held = redis.call('HMGET', KEYS[1], 'owner', 'until', 'run')
 if held[1] then
   local ends = held[2] and tonumber(held[2]) or now + redis.call('PTTL', KEYS[1])
   local other = held[1] ~= ARGV[1]
-    or (ARGV[3] ~= '' and held[3] and held[3] ~= '' and held[3] ~= ARGV[3])
+    or (ARGV[3] ~= '' and ownersRun(held[1], held[3]) and held[3] ~= runOf(ARGV[1], ARGV[3]))
   if other and ends >= now then return {0, ends - now + 1} end
 end
 if held[1] ~= ARGV[1] then
@@ -27,13 +36,13 @@ if held[1] ~= ARGV[1] then
   redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'since', now)
 end
 redis.call('HSET', KEYS[1], 'until', now + tonumber(ARGV[2]))
-if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'run', ARGV[3]) end
+if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'run', runOf(ARGV[1], ARGV[3])) end
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) + ${LAPSED_KEPT_MS})
 return {1, redis.call('GET', KEYS[2])}`;
 
 // The lease is the owner's and, when ARGV[run] names a run, that run's.
 const MINE = (run: number): string =>
-  `held[1] == ARGV[1] and (ARGV[${run}] == '' or held[2] == ARGV[${run}])`;
+  `held[1] == ARGV[1] and (ARGV[${run}] == '' or held[2] == runOf(ARGV[1], ARGV[${run}]))`;
 
 // ARGV: owner, max wait ms, run ('' for any): the lease now ends `max wait` after the owner first entered (maybe
 // already), idle (its run cleared), and the hash is kept LAPSED_KEPT_MS past that.
@@ -55,7 +64,22 @@ local held = redis.call('HMGET', KEYS[1], 'owner', 'run')
 if ${MINE(4)} then redis.call('DEL', KEYS[1]) return 1 end
 return 0`;
 
-const scripts = { enter: script(ENTER), hold: script(HOLD), leave: script(LEAVE) };
+// ARGV: owner, lease ms, run: the lease extended only while it is that run's (live, or lapsed and not taken: the
+// hash is kept past `until`); never a hold, a free key or another run's lease.
+const RENEW = `${PRELUDE}local held = redis.call('HMGET', KEYS[1], 'owner', 'run')
+if held[1] ~= ARGV[1] or held[2] ~= runOf(ARGV[1], ARGV[3]) then return 0 end
+redis.call('HSET', KEYS[1], 'until', now + tonumber(ARGV[2]))
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) + ${LAPSED_KEPT_MS})
+return 1`;
+
+const scripts = { enter: script(ENTER), hold: script(HOLD), leave: script(LEAVE), renew: script(RENEW) };
+
+// The hash tag of a record key, which puts its lease and watermark in one Redis Cluster slot. A `}` in the key ends
+// the tag early (an empty tag when it comes first: the two keys in different slots, CROSSSLOT), and an empty key
+// makes an empty tag, so such a key is tagged by its SHA-256, with a suffix no other key's name ends with. Every
+// other key is tagged as itself, as in every earlier version (a `{` is safe: the tag ends at the `}` after it).
+const tagged = (key: string): string =>
+  key === '' || key.includes('}') ? `{${createHash('sha256').update(key).digest('hex')}}#sha256` : `{${key}}`;
 
 /** The Redis ordering store and the key its claims read the watermark from. */
 export interface RedisOrdering {
@@ -66,7 +90,8 @@ export interface RedisOrdering {
 
 /**
  * The ordering half of `createRedisStore`: keys `<prefix>lease:{<key>}` (owner, run, since, until; kept a day
- * past until) and `<prefix>mark:{<key>}` (one hash slot, for Redis Cluster).
+ * past until) and `<prefix>mark:{<key>}` (one hash slot, for Redis Cluster; a key with a `}` is tagged by its
+ * SHA-256 instead: `<prefix>lease:{<hex>}#sha256`).
  * @example
  * const { ordering } = createRedisOrdering({ client, prefix: 'wfwh:' });
  */
@@ -77,8 +102,8 @@ export function createRedisOrdering({
   readonly client: Redis | Cluster;
   readonly prefix: string;
 }): RedisOrdering {
-  const leaseKey = (key: string): string => `${prefix}lease:{${key}}`;
-  const watermarkKey = (key: string): string => `${prefix}mark:{${key}}`;
+  const leaseKey = (key: string): string => `${prefix}lease:${tagged(key)}`;
+  const watermarkKey = (key: string): string => `${prefix}mark:${tagged(key)}`;
   const call = (which: Script, key: string, ...args: (string | number)[]): Promise<unknown> =>
     runScript(client, which, [leaseKey(key), watermarkKey(key)], args);
   const ms = (value: number): number => Math.max(1, Math.ceil(value));
@@ -104,6 +129,8 @@ export function createRedisOrdering({
       const value = await client.call('GET', watermarkKey(key));
       return value === null ? undefined : String(value);
     },
+    renew: async (key, owner, run, leaseMs) =>
+      (await call(scripts.renew, key, owner, ms(leaseMs), run)) === 1,
   };
   return { ordering, watermarkKey };
 }

@@ -18,8 +18,6 @@ export class OrderedAttempt implements AttemptContext {
   ran: Promise<void> | undefined;
   /** The event became a dead letter while these handlers still ran: when they settle, the key is given up. */
   deadLettered = false;
-  /** How the run gave its key up once its handlers settled: left it, or held it for the event's retry. */
-  settled: 'left' | 'held' | undefined;
   // Made only when the handlers read `signal` or the key's lease is lost: most attempts never need either.
   #lost: AbortController | undefined;
   #signal: AbortSignal | undefined;

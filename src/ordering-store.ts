@@ -11,8 +11,9 @@ export type KeyEntry =
 
 /**
  * The ordering half of a store: every method is atomic, and the watermark only ever moves forward. A mark is the
- * string `markOf(event)` builds; marks compare as strings. Implemented by every store of this package. `enter` and
- * `leave` may answer at once, without a promise (an in-process store); every other store answers with one.
+ * string `markOf(event)` builds; marks compare as strings. Implemented by every store of this package. `enter`,
+ * `leave` and `renew` may answer at once, without a promise (an in-process store); every other method answers with
+ * one.
  *
  * A lease belongs to an owner (the event) and to one `run` of its handlers (an attempt, on some instance): an
  * attempt whose handlers outlive its time limit keeps its run's lease until they settle, and the event's retry (a
@@ -48,6 +49,15 @@ export interface OrderingStore {
   ): boolean | Promise<boolean>;
   /** The key's watermark, or undefined. */
   watermark(key: string): Promise<string | undefined>;
+  /**
+   * Optional (every store of this package has it): extends the lease of `owner`'s `run` by `leaseMs` only while that
+   * run still has it, live or lapsed while nobody took the key; false otherwise. It never takes a free key, a hold
+   * or another run's lease, so a renewal that arrives late (after its run left or held the key, or after another
+   * event took the lapsed key and gave it up) cannot take the key back. A store without it is renewed by `enter`.
+   * @example
+   * const stillHeld = await store.ordering.renew?.(key, event.id, run, 30_000); // false: the run lost the key
+   */
+  renew?(key: string, owner: string, run: string, leaseMs: number): boolean | Promise<boolean>;
 }
 
 /**
@@ -115,7 +125,7 @@ export function createMemoryOrdering({ max, now }: { max: number; now: () => num
     const found = marks?.peek(key);
     return found !== undefined && found.until >= at ? found.mark : undefined;
   };
-  // `enter` and `leave` answer at once: an ordered event's two steps cost no promise of their own.
+  // `enter`, `leave` and `renew` answer at once: an ordered event's steps cost no promise of their own.
   const ordering: OrderingStore = {
     enter(key, owner, leaseMs, run) {
       const at = now();
@@ -163,6 +173,15 @@ export function createMemoryOrdering({ max, now }: { max: number; now: () => num
       return lease.kept >= at;
     },
     watermark: async (key) => markAt(key, now()),
+    renew(key, owner, run, leaseMs) {
+      const at = now();
+      const lease = leases.get(key);
+      // Only the run's own lease, live or lapsed but not taken (nor forgotten): never a hold or a free key.
+      if (lease === undefined || lease.kept < at || lease.owner !== owner || lease.run !== run) return false;
+      lease.until = at + leaseMs;
+      lease.kept = lease.until + LAPSED_KEPT_MS;
+      return true;
+    },
   };
   const watermarkNow = (key: string): string | undefined => markAt(key, now());
   return { ordering, watermarkNow };

@@ -203,16 +203,12 @@ export function createOrdering({
         continue;
       }
       Promise.resolve()
-        .then(() => store.enter(orderingKey, eventId, leaseMs, running.run))
+        .then(() => renew(orderingKey, eventId, running.run))
         .then(
-          (entry) => {
-            // The run settled while this renewal was on its way (a pool's connections may run the two out of
-            // order): a renewal that took the key back after the run left or held it does that again.
-            if (held.get(eventId) !== running) {
-              if (entry.status === 'entered') settleAgain(eventId, running);
-              return;
-            }
-            if (entry.status !== 'busy') return;
+          (renewed) => {
+            // A run that settled while this renewal was on its way (a pool may run the two out of order) needs
+            // nothing: a renew-only step cannot take its key back.
+            if (renewed || held.get(eventId) !== running) return;
             held.delete(eventId);
             logger.error(
               { eventId },
@@ -230,11 +226,12 @@ export function createOrdering({
         );
     }
   };
-  // The watermark already moved with the run's own leave: only the key is given up (or held) again.
-  const settleAgain = (eventId: string, { orderingKey, settled, run }: OrderedAttempt): void => {
-    if (settled === 'left') void leave(orderingKey, eventId, undefined, run);
-    else if (settled === 'held') void hold(orderingKey, eventId, run);
-  };
+  // Renews a run's lease only while the run still has it (live, or lapsed while nobody took the key). A store
+  // without `renew` renews with `enter`, which may also take a free key: true unless the key is busy.
+  const renew = async (orderingKey: string, eventId: string, runId: string): Promise<boolean> =>
+    store.renew === undefined
+      ? (await store.enter(orderingKey, eventId, leaseMs, runId)).status === 'entered'
+      : store.renew(orderingKey, eventId, runId, leaseMs);
   const keep = (eventId: string, running: OrderedAttempt): void => {
     held.set(eventId, running);
     if (renewing === undefined) {
@@ -291,15 +288,13 @@ export function createOrdering({
         };
         return ran.then(
           () => {
-            ordered.settled = 'left';
             done();
             return leave(orderingKey, event.id, mark, runId);
           },
           async (error: unknown) => {
-            // Dead-lettered while these handlers ran on: no attempt follows, so the key goes now.
-            ordered.settled = ordered.deadLettered ? 'left' : 'held';
             done();
-            if (ordered.settled === 'left') await leave(orderingKey, event.id, undefined, runId);
+            // Dead-lettered while these handlers ran on: no attempt follows, so the key goes now.
+            if (ordered.deadLettered) await leave(orderingKey, event.id, undefined, runId);
             else await hold(orderingKey, event.id, runId);
             throw error;
           },

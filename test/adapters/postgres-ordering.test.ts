@@ -1,6 +1,6 @@
 // The Postgres ordering table's cleanup and migration (adapters/postgres-ordering.ts) on a real PostgreSQL: a failing
 // event's lapsed hold keeps its row, and so its first entry, for its retries; rows nobody needs go; a table of an
-// earlier version gets the run column.
+// earlier version gets the run column, and a row an earlier version wrote beside this one reads as it meant.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { OrderingStore } from 'workforce-webhooks';
@@ -10,6 +10,22 @@ import { connectPostgres, postgresUrl, uniqueTable } from '../setup/postgres-hel
 
 const DAY = 24 * 60 * 60 * 1000;
 const maxWaitMs = 150;
+
+// adapters/postgres-ordering.ts at e62ee5f^, the version before runs, on table `t`: it never clears the `run` column
+// this version writes.
+const oldStatements = (t: string) => ({
+  enter: `WITH taken AS (
+        INSERT INTO ${t} AS r (record_key, owner, since, lease_until) VALUES ($1, $2, now(), now() + $3 * interval '1 millisecond')
+        ON CONFLICT (record_key) DO UPDATE SET
+          since = CASE WHEN r.owner = excluded.owner AND r.lease_until >= now() - ${LAPSED_KEPT_MS} * interval '1 millisecond' THEN r.since ELSE now() END,
+          owner = excluded.owner, lease_until = excluded.lease_until
+        WHERE r.owner IS NULL OR r.owner = excluded.owner OR r.lease_until < now()
+        RETURNING 1
+      )
+      SELECT EXISTS (SELECT 1 FROM taken) AS entered`,
+  hold: `UPDATE ${t} SET lease_until = since + $3 * interval '1 millisecond'
+      WHERE record_key = $1 AND owner = $2 RETURNING 1`,
+});
 
 const migrated = async () => {
   const pool = connectPostgres();
@@ -83,5 +99,20 @@ describe.skipIf(!postgresUrl)('Postgres ordering table migration', () => {
     expect(await since()).toBe(first);
     expect((await keys.enter(key, 'event', 30_000, 'run-3')).status).toBe('busy');
     expect(await keys.leave(key, 'event', undefined, DAY, 'run-2')).toBe(true);
+  });
+
+  // An earlier instance that takes a key a run of this version let lapse keeps that run's name on the row: read as
+  // the new owner's run, its hold would look like another run's live lease.
+  it("gives a failing event's hold, made by a version before runs, to the event's next run at once", async () => {
+    const { pool, ordering, keys } = await migrated();
+    const old = oldStatements(ordering);
+    const key = crypto.randomUUID();
+    expect((await keys.enter(key, 'older', 100, 'new-instance:1')).status).toBe('entered');
+    await sleep(250);
+    expect((await pool.query(old.enter, [key, 'failing', 30_000])).rows[0].entered).toBe(true);
+    expect((await pool.query(old.hold, [key, 'failing', 30_000])).rowCount).toBe(1);
+    expect((await keys.enter(key, 'newer', 30_000, 'new-instance:3')).status).toBe('busy');
+    expect((await keys.enter(key, 'failing', 30_000, 'new-instance:2')).status).toBe('entered');
+    expect(await keys.renew?.(key, 'older', 'new-instance:1', 30_000)).toBe(false);
   });
 });

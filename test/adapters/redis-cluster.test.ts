@@ -1,5 +1,5 @@
 // The Redis store on a real 3-master Redis Cluster: the store contract, a claim with an ordering key whose two keys
-// live in different slots, and a receiver end to end.
+// live in different slots, a record key with braces, and a receiver end to end.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -87,6 +87,17 @@ describe.skipIf(!hasRedisCluster())('createRedisStore on a Redis Cluster', () =>
     expect(await store.claim(id, 30_000, orderingKey)).toEqual({ status: 'in_progress' });
     expect(await store.complete(id, first.token, 60_000)).toBe(true);
     expect(await store.claim(id, 30_000, orderingKey)).toEqual({ status: 'done' });
+  });
+
+  // A record key that starts with `}` would make `{}` its keys' first braces: an empty hash tag, each whole key
+  // hashed, the lease and the watermark in different slots, and every ordering script failing with CROSSSLOT.
+  it('takes, renews, holds and gives up a record key that starts with a closing brace', async () => {
+    const keys = ordering(createRedisStore({ client: cluster, prefix: `${uniqueName('cluster-braces')}:` }));
+    const key = `}${crypto.randomUUID()}`;
+    expect((await keys.enter(key, 'event', 30_000, 'run-1')).status).toBe('entered');
+    expect(await keys.renew?.(key, 'event', 'run-1', 30_000)).toBe(true);
+    expect(await keys.hold(key, 'event', 30_000, 'run-1')).toBe(true);
+    expect(await keys.leave(key, 'event', undefined, 60_000)).toBe(true);
   });
 
   it('runs a receiver with ordering on the Cluster store: 202, one run, a duplicate answered 200', async () => {

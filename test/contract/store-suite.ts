@@ -342,6 +342,87 @@ export function runStoreContract(name: string, create: () => Promise<StoreFixtur
         expect((await keys.enter(running, 'newer', 30_000, 'run-2')).status).toBe('entered');
       });
 
+      // `renew` only extends the lease a run still has: a renewal that arrives late (after its run left or held the
+      // key, or after another event took the lapsed key) never takes the key back.
+      const renewOf = (keys: OrderingStore) => {
+        const { renew } = keys;
+        if (renew === undefined) throw new Error('the store has no renew');
+        return (key: string, owner: string, run: string, leaseMs: number) =>
+          renew.call(keys, key, owner, run, leaseMs);
+      };
+
+      it("renews its run's lease past its first end, and its lapsed lease while nobody took the key", async () => {
+        const { store, elapse } = await create();
+        const keys = ordering(store);
+        const renew = renewOf(keys);
+        const key = id();
+        await keys.enter(key, 'event', lease, 'run-1');
+        await elapse(lease / 2);
+        expect(await renew(key, 'event', 'run-1', lease * 4)).toBe(true);
+        await elapse(lease);
+        expect((await keys.enter(key, 'newer', 30_000, 'run-2')).status).toBe('busy');
+        await elapse(lease * 4); // its renewals stopped a while (a busy event loop): lapsed, but nobody took it
+        expect(await renew(key, 'event', 'run-1', 30_000)).toBe(true);
+        expect((await keys.enter(key, 'newer', 30_000, 'run-2')).status).toBe('busy');
+        expect(await keys.leave(key, 'event', undefined, DAY, 'run-1')).toBe(true);
+      });
+
+      it('renews no free key, hold, or lease of another run or owner, and takes none of them', async () => {
+        const { store } = await create();
+        const keys = ordering(store);
+        const renew = renewOf(keys);
+        const key = id();
+        expect(await renew(key, 'event', 'run-1', 30_000)).toBe(false); // never entered
+        expect((await keys.enter(key, 'newer', 30_000, 'run-3')).status).toBe('entered');
+        expect(await keys.leave(key, 'newer', undefined, DAY, 'run-3')).toBe(true);
+        await keys.enter(key, 'event', 30_000, 'run-1');
+        expect(await renew(key, 'event', 'run-2', 30_000)).toBe(false); // another run of the owner
+        expect(await renew(key, 'other', 'run-1', 30_000)).toBe(false); // another owner
+        expect(await keys.hold(key, 'event', DAY, 'run-1')).toBe(true);
+        expect(await renew(key, 'event', 'run-1', 30_000)).toBe(false); // its own hold, after the run failed
+        expect((await keys.enter(key, 'event', 30_000, 'run-2')).status).toBe('entered'); // the retry takes it
+        expect(await keys.leave(key, 'event', undefined, DAY, 'run-2')).toBe(true);
+        expect(await renew(key, 'event', 'run-2', 30_000)).toBe(false); // a free key, after the run left
+        expect((await keys.enter(key, 'newer', 30_000, 'run-3')).status).toBe('entered');
+      });
+
+      it('renews no lease that lapsed and was taken by another event, even once that event gave the key up', async () => {
+        const { store, elapse } = await create();
+        const keys = ordering(store);
+        const renew = renewOf(keys);
+        const key = id();
+        await keys.enter(key, 'older', lease, 'run-1');
+        await elapse(lease * 2);
+        expect((await keys.enter(key, 'newer', 30_000, 'run-2')).status).toBe('entered');
+        expect(await renew(key, 'older', 'run-1', 30_000)).toBe(false);
+        expect(await keys.leave(key, 'newer', mark(2), DAY, 'run-2')).toBe(true);
+        expect(await renew(key, 'older', 'run-1', 30_000)).toBe(false);
+        expect((await keys.enter(key, 'newest', 30_000, 'run-3')).status).toBe('entered');
+      });
+
+      it('takes record keys with braces (a closing one first, an opening one alone) as any other', async () => {
+        const { store } = await create();
+        const keys = ordering(store);
+        for (const key of [`}${id()}`, `{${id()}`, `${id()}}{x}`]) {
+          const done = mark(3);
+          expect((await keys.enter(key, 'event', 30_000, 'run-1')).status).toBe('entered');
+          expect((await keys.enter(key, 'newer', 30_000, 'run-2')).status).toBe('busy');
+          expect(await renewOf(keys)(key, 'event', 'run-1', 30_000)).toBe(true);
+          expect(await keys.hold(key, 'event', 30_000, 'run-1')).toBe(true);
+          expect(await keys.leave(key, 'event', done, DAY)).toBe(true);
+          expect(await keys.watermark(key)).toBe(done);
+          expect(await keys.enter(key, 'newer', 30_000, 'run-2')).toEqual({
+            status: 'entered',
+            watermark: done,
+          });
+          expect(await store.claim(id(), 30_000, key)).toEqual({
+            status: 'claimed',
+            token: expect.any(String),
+            watermark: done,
+          });
+        }
+      });
+
       it('forgets a watermark after its TTL', async () => {
         const { store, elapse } = await create();
         const keys = ordering(store);

@@ -195,37 +195,41 @@ describe('one at a time per key, and a failing event', () => {
     expect(running).toBe(0);
   });
 
-  it("aborts ctx.signal with lease_lost and logs an error when another event took the key's lease", async () => {
-    let clock = Date.now();
-    const store = createMemoryStore({ now: () => clock });
-    const logger = recordingLogger();
-    const receiver = make({ store, leaseMs: 300, logger });
-    let started!: () => void;
-    const running = new Promise<void>((resolve) => {
-      started = resolve;
-    });
-    let reason: unknown;
-    receiver.on('leave.approved', async (_event, ctx) => {
-      started();
-      await new Promise<void>((resolve) => {
-        ctx.signal.addEventListener('abort', () => {
-          reason = ctx.signal.reason;
-          resolve();
+  // A store of the user's own without `renew` is renewed with `enter`, as before `renew` existed.
+  for (const renewing of ['renew', 'enter'] as const)
+    it(`aborts ctx.signal with lease_lost and logs an error when another event took the key's lease (renewed by ${renewing})`, async () => {
+      let clock = Date.now();
+      const memory = createMemoryStore({ now: () => clock });
+      const { renew: _, ...withoutRenew } = memory.ordering!;
+      const store: DedupeStore = renewing === 'renew' ? memory : { ...memory, ordering: withoutRenew };
+      const logger = recordingLogger();
+      const receiver = make({ store, leaseMs: 300, logger });
+      let started!: () => void;
+      const running = new Promise<void>((resolve) => {
+        started = resolve;
+      });
+      let reason: unknown;
+      receiver.on('leave.approved', async (_event, ctx) => {
+        started();
+        await new Promise<void>((resolve) => {
+          ctx.signal.addEventListener('abort', () => {
+            reason = ctx.signal.reason;
+            resolve();
+          });
         });
       });
+      const answer = await receiver.handle(await leave('leave.approved', 1));
+      await running;
+      clock += 1000; // the key's lease lapses (a stalled process), and another event of the record takes it
+      expect((await memory.ordering!.enter(leaveRequestId, 'another-event', 60_000)).status).toBe('entered');
+      await until(() => reason !== undefined, 'the renewal to find the key taken');
+      expect(reason).toBeInstanceOf(WebhookError);
+      expect((reason as WebhookError).code).toBe('lease_lost');
+      expect(logger.lines.filter((line) => line.level === 'error').map((line) => line.msg)).toEqual([
+        expect.stringMatching(/ordering key lease was lost.*signal is aborted/),
+      ]);
+      await answer.background;
     });
-    const answer = await receiver.handle(await leave('leave.approved', 1));
-    await running;
-    clock += 1000; // the key's lease lapses (a stalled process), and another event of the record takes it
-    expect((await store.ordering!.enter(leaveRequestId, 'another-event', 60_000)).status).toBe('entered');
-    await until(() => reason !== undefined, 'the renewal to find the key taken');
-    expect(reason).toBeInstanceOf(WebhookError);
-    expect((reason as WebhookError).code).toBe('lease_lost');
-    expect(logger.lines.filter((line) => line.level === 'error').map((line) => line.msg)).toEqual([
-      expect.stringMatching(/ordering key lease was lost.*signal is aborted/),
-    ]);
-    await answer.background;
-  });
 
   // The memory store answers its ordering steps at once (no promise): a step that throws instead is handled as a
   // store that rejects would be.
@@ -417,10 +421,11 @@ describe('waiting for a busy key', () => {
   });
 
   for (const fails of [false, true])
-    it(`gives the key up again when a renewal lands after the run ${fails ? 'held' : 'left'} it (a pool ran them out of order)`, async () => {
+    it(`keeps the key given up when a renewal lands after the run ${fails ? 'held' : 'left'} it (a pool ran them out of order)`, async () => {
       const memory = createMemoryStore().ordering!;
       // Renewals held back, as a pool's connection may hold one while another runs the run's leave or hold.
       const late: (() => void)[] = [];
+      const renewed: boolean[] = [];
       let holdBack = false;
       const store: OrderingStore = {
         enter: (key, owner, leaseMs, run) =>
@@ -429,6 +434,14 @@ describe('waiting for a busy key', () => {
                 late.push(() => resolve(memory.enter(key, owner, leaseMs, run))),
               )
             : memory.enter(key, owner, leaseMs, run),
+        renew: (key, owner, run, leaseMs) => {
+          const renew = (): boolean => {
+            const answer = memory.renew!(key, owner, run, leaseMs) as boolean;
+            renewed.push(answer);
+            return answer;
+          };
+          return holdBack ? new Promise<boolean>((resolve) => late.push(() => resolve(renew()))) : renew();
+        },
         hold: (key, owner, maxWaitMs, run) => memory.hold(key, owner, maxWaitMs, run),
         leave: (key, owner, mark, ttlMs, run) => memory.leave(key, owner, mark, ttlMs, run),
         watermark: (key) => memory.watermark(key),
@@ -458,9 +471,11 @@ describe('waiting for a busy key', () => {
       finish();
       await ran.catch(() => {});
       holdBack = false;
-      // The renewal lands now, after the run left (or held) the key: it takes it back for another 900 ms.
+      // The renewal lands now, after the run left (or held) the key: it must not take it back (for another 900 ms).
+      renewed.length = 0;
       for (const renewal of late.splice(0)) renewal();
       await sleep(20);
+      expect(renewed.length > 0 && !renewed.includes(true)).toBe(true);
       // Left: another event takes the key at once. Held: the event's retry (another run) takes it at once.
       const next = fails
         ? await memory.enter(key, job.event.id, 900, 'the retry')
