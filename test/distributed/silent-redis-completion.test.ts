@@ -1,18 +1,15 @@
-// A Redis that goes silent as BullMQ jobs finish, in the corners of the success record (adapters/bullmq-success.ts):
-// a close() that waits on the silent Redis, a job whose lock aged while another job computed, and a dead letter of
-// a job that stalled after its handlers succeeded, replayed. Each test runs a redis-server of its own.
+// A Redis that goes silent as BullMQ jobs finish: the success record (adapters/bullmq-success.ts) keeps a finished
+// job from running again after a takeover, as the handler returns or after a stall during it, when close() waits on
+// the silent Redis, and for a job whose lock aged while another job computed; a dead letter of a job that stalled
+// after its handlers succeeded is replayed. Each test runs a redis-server of its own.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Queue } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createMemoryStore, createReceiver } from 'workforce-webhooks';
-import { createBullmqQueue } from 'workforce-webhooks/bullmq';
-import { createSignedDelivery } from 'workforce-webhooks/testing';
-import { connectRedis, redisUrl, uniqueName } from '../setup/redis-helpers.js';
-import { hasRedisServer, startRedisServer } from '../setup/redis-server.js';
-import { recordingLogger } from '../support/logger.js';
+import { redisUrl } from '../setup/redis-helpers.js';
+import { hasRedisServer } from '../setup/redis-server.js';
+import { type Cleanups, heldRuns, NOT_RUN_AGAIN, silentQueue } from '../support/silent-bullmq.js';
 
 const secret = 'whsec_silent_completion_test';
-const cleanups: (() => Promise<void>)[] = [];
+const cleanups: Cleanups = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
 });
@@ -23,107 +20,109 @@ const compute = (ms: number): void => {
   while (performance.now() < until);
 };
 
-describe.skipIf(!redisUrl || !hasRedisServer())('close() while Redis is silent', () => {
+describe.skipIf(!redisUrl || !hasRedisServer())('a Redis silent as BullMQ jobs finish', () => {
+  // A job that returns at once waits about 1 s (half its 2 s lock) for BullMQ to confirm its completion; one whose
+  // renewals a silent Redis held up, not at all.
+  const cases = [
+    {
+      name: 'Redis goes silent as the handler returns, past the lock',
+      // The handler returns at once, and Redis stops just then, for longer than the lock.
+      silentBefore: 0,
+      silentAfter: 3500,
+    },
+    {
+      name: 'Redis went silent while the handler ran, past the lock, and answers soon after it returns',
+      // The lock lapses during the handler (its renewals wait in Redis); Redis answers 100 ms after the handler
+      // returned, before a completion waiting for its confirmation would have written anything.
+      silentBefore: 2500,
+      silentAfter: 100,
+    },
+  ];
+  for (const { name: scenario, silentBefore, silentAfter } of cases) {
+    it(`runs a finished event once when ${scenario}, though a worker takes it over`, {
+      timeout: 60_000,
+    }, async () => {
+      // Short locks, so the stall outlasts the lock within the test: 2 s, renewed every 300 ms, stalled checks
+      // every 100 ms.
+      const queue = await silentQueue(
+        secret,
+        { lockDurationMs: 2000, lockRenewMs: 300, stalledIntervalMs: 100 },
+        cleanups,
+      );
+      const runs = heldRuns();
+      const first = queue.instance();
+      first.receiver.on('leave.approved', runs.held);
+      const accepted = performance.now();
+      const delivery = await queue.accept(first.receiver);
+      await runs.started;
+      // The other instance, whose stalled check watches the running job.
+      const other = queue.instance();
+      other.receiver.on('leave.approved', runs.counted);
+      // A handler that returns as Redis goes silent ran briefly; the other one ran for a while before it.
+      if (silentBefore > 0) await sleep(500);
+      else await sleep(Math.max(0, 100 - (performance.now() - accepted)));
+
+      queue.redis.pause();
+      try {
+        await sleep(silentBefore);
+        runs.release();
+        await sleep(silentAfter);
+      } finally {
+        queue.redis.resume();
+      }
+      await queue.reaches(delivery.event.id, 'completed');
+      await sleep(1000);
+      // A worker (either instance's) did take the job over after the stall (else this test would prove nothing),
+      // and did not run it again.
+      expect([...first.lines, ...other.lines].map((line) => line.msg)).toContain(NOT_RUN_AGAIN);
+      expect(runs.runs()).toBe(1);
+    });
+  }
+
   it('runs an event once when its handler finishes while close() waits on a silent Redis', {
     timeout: 60_000,
   }, async () => {
-    const redis = await startRedisServer();
-    cleanups.push(() => redis.dispose());
-    const name = uniqueName('silent-close');
     // A 6 s lock renewed every 500 ms, stalled checks every 100 ms.
-    const instance = () => {
-      const logger = recordingLogger();
-      const receiver = createReceiver({
-        secret,
-        store: createMemoryStore(),
-        queue: createBullmqQueue({
-          connection: connectRedis(redis.url),
-          name,
-          lockDurationMs: 6000,
-          lockRenewMs: 500,
-          stalledIntervalMs: 100,
-        }),
-        logger,
-      });
-      return { receiver, logger };
-    };
-    let runs = 0;
-    let started!: () => void;
-    const running = new Promise<void>((resolve) => {
-      started = resolve;
-    });
-    let release!: () => void;
-    const finish = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const a = instance();
-    a.receiver.on('leave.approved', async () => {
-      runs++;
-      started();
-      await finish;
-    });
-    const delivery = await createSignedDelivery({ secret, type: 'leave.approved' });
-    const body = new TextEncoder().encode(delivery.body);
-    expect((await a.receiver.handle({ method: 'POST', headers: delivery.headers, body })).status).toBe(202);
-    await running;
-    const b = instance();
-    cleanups.push(() => b.receiver.close({ timeoutMs: 2000 }));
-    b.receiver.on('leave.approved', () => {
-      runs++;
-    });
+    const queue = await silentQueue(
+      secret,
+      { lockDurationMs: 6000, lockRenewMs: 500, stalledIntervalMs: 100 },
+      cleanups,
+    );
+    const runs = heldRuns();
+    const a = queue.instance().receiver.on('leave.approved', runs.held);
+    const delivery = await queue.accept(a);
+    await runs.started;
+    queue.instance().receiver.on('leave.approved', runs.counted);
     // Renewals confirmed for a while, so the lock is known live just before Redis goes silent.
     await sleep(1200);
 
-    redis.pause();
-    let closing: Promise<void> | undefined;
+    queue.redis.pause();
     try {
       // The instance is shut down (a deploy) while Redis is silent; its handler returns during close().
-      closing = a.receiver.close({ timeoutMs: 3000 });
+      const closing = a.close({ timeoutMs: 3000 });
       await sleep(1500);
-      release();
+      runs.release();
       await closing;
-      // Silent past the lock (6 s from the last confirmed renewal), as in the README's case.
+      // Silent past the lock (6 s from the last confirmed renewal).
       await sleep(6000);
     } finally {
-      redis.resume();
+      queue.redis.resume();
     }
-    const jobs = new Queue(name, { connection: connectRedis(redis.url) });
-    cleanups.push(() => jobs.close());
-    await expect
-      .poll(() => jobs.getJobState(delivery.event.id), { timeout: 20_000, interval: 200 })
-      .toBe('completed');
+    await queue.reaches(delivery.event.id, 'completed');
     await sleep(1000);
-    // README: "A Redis that stops answering just as a job finishes does not run its handlers again."
-    expect(runs).toBe(1);
+    expect(runs.runs()).toBe(1);
   });
-});
 
-describe.skipIf(!redisUrl || !hasRedisServer())('a job fetched while another job computes', () => {
   it('runs an event once when it returns as Redis goes silent, after a job fetched with it computed 3.9 s (lock 6 s)', {
     timeout: 60_000,
   }, async () => {
-    const redis = await startRedisServer();
-    cleanups.push(() => redis.dispose());
-    const name = uniqueName('silent-busy');
     // A 6 s lock renewed every 2 s (a third, the default ratio): holding the loop 3.9 s is within the README's
     // "lockDurationMs minus one renewal" (4 s), so no job loses its lock to the computation itself.
-    const instance = () => {
-      const logger = recordingLogger();
-      const receiver = createReceiver({
-        secret,
-        store: createMemoryStore(),
-        queue: createBullmqQueue({
-          connection: connectRedis(redis.url),
-          name,
-          lockDurationMs: 6000,
-          lockRenewMs: 2000,
-          stalledIntervalMs: 100,
-        }),
-        logger,
-      });
-      cleanups.push(() => receiver.close({ timeoutMs: 2000 }));
-      return { receiver, logger };
-    };
+    const queue = await silentQueue(
+      secret,
+      { lockDurationMs: 6000, lockRenewMs: 2000, stalledIntervalMs: 100 },
+      cleanups,
+    );
     const runs = new Map<string, number>();
     let returnedAt = 0;
     let order = 0;
@@ -133,138 +132,69 @@ describe.skipIf(!redisUrl || !hasRedisServer())('a job fetched while another job
       order++;
       if (order === 1) compute(3900);
       else if (order === 2) {
-        redis.pause();
+        queue.redis.pause();
         returnedAt = performance.now();
       }
     };
-    const a = instance();
-    a.receiver.on('leave.approved', handler);
+    const a = queue.instance().receiver.on('leave.approved', handler);
     // The jobs are added before a worker looks: A's worker fetches both, then runs them.
-    const deliveries = await Promise.all(
-      [1, 2].map(() => createSignedDelivery({ secret, type: 'leave.approved' })),
-    );
-    const accepted = await Promise.all(
-      deliveries.map((delivery) =>
-        a.receiver.handle({
-          method: 'POST',
-          headers: delivery.headers,
-          body: new TextEncoder().encode(delivery.body),
-        }),
-      ),
-    );
-    expect(accepted.map((answer) => answer.status)).toEqual([202, 202]);
-    const b = instance();
-    b.receiver.on('leave.approved', handler);
+    const deliveries = await Promise.all([queue.accept(a), queue.accept(a)]);
+    queue.instance().receiver.on('leave.approved', handler);
     await expect.poll(() => returnedAt, { timeout: 15_000, interval: 20 }).toBeGreaterThan(0);
     try {
       // Silent past the second job's lock (set at its fetch, about 3.9 s before it returned).
       await sleep(2500);
     } finally {
-      redis.resume();
+      queue.redis.resume();
     }
-    const jobs = new Queue(name, { connection: connectRedis(redis.url) });
-    cleanups.push(() => jobs.close());
-    for (const delivery of deliveries)
-      await expect
-        .poll(() => jobs.getJobState(delivery.event.id), { timeout: 20_000, interval: 200 })
-        .toBe('completed');
+    for (const delivery of deliveries) await queue.reaches(delivery.event.id, 'completed');
     await sleep(1000);
-    // README: "A Redis that stops answering just as a job finishes does not run its handlers again."
     expect([...runs.values()]).toEqual([1, 1]);
   });
+
+  // Redis goes silent as a handler returns, past the lock; with maxStalledCount 0 a job that stalls is failed (a
+  // dead letter) rather than taken over.
+  const stalledOut = async () => {
+    const letters: string[] = [];
+    const queue = await silentQueue(
+      secret,
+      { lockDurationMs: 2000, lockRenewMs: 300, stalledIntervalMs: 100, maxStalledCount: 0 },
+      cleanups,
+    );
+    const runs = heldRuns();
+    const onDeadLetter = (letter: { event: { id: string } }) => void letters.push(letter.event.id);
+    const a = queue.instance(onDeadLetter).receiver.on('leave.approved', runs.held);
+    const delivery = await queue.accept(a);
+    await runs.started;
+    queue.instance(onDeadLetter).receiver.on('leave.approved', runs.counted);
+    await sleep(100);
+    queue.redis.pause();
+    try {
+      runs.release();
+      await sleep(3500);
+    } finally {
+      queue.redis.resume();
+    }
+    await queue.reaches(delivery.event.id, 'failed');
+    expect(runs.runs()).toBe(1);
+    expect((await a.deadLetters()).items.map((letter) => letter.event.id)).toContain(delivery.event.id);
+    return { a, queue, delivery, letters, runs };
+  };
+
+  it('makes a job BullMQ failed for stalling after its handlers succeeded a dead letter, reported to onDeadLetter', {
+    timeout: 60_000,
+  }, async () => {
+    const { letters, delivery } = await stalledOut();
+    await expect.poll(() => letters).toContain(delivery.event.id);
+  });
+
+  it('runs such a dead letter again when replayed, whatever success an earlier run recorded', {
+    timeout: 60_000,
+  }, async () => {
+    const { a, queue, delivery, runs } = await stalledOut();
+    expect(await a.replay(delivery.event.id)).toBe(true);
+    await queue.reaches(delivery.event.id, 'completed');
+    await sleep(500);
+    expect(runs.runs()).toBe(2);
+  });
 });
-
-describe.skipIf(!redisUrl || !hasRedisServer())(
-  'a job BullMQ failed for stalling after its handlers succeeded',
-  () => {
-    // Redis goes silent as a handler returns, past the lock; with maxStalledCount 0 the job that stalled is failed.
-    const falseDeadLetter = async () => {
-      const letters: string[] = [];
-      const redis = await startRedisServer();
-      cleanups.push(() => redis.dispose());
-      const name = uniqueName('stalled-letter');
-      // maxStalledCount 0: a job that stalls is failed (a dead letter) rather than taken over.
-      const instance = () => {
-        const logger = recordingLogger();
-        const receiver = createReceiver({
-          secret,
-          store: createMemoryStore(),
-          queue: createBullmqQueue({
-            connection: connectRedis(redis.url),
-            name,
-            lockDurationMs: 2000,
-            lockRenewMs: 300,
-            stalledIntervalMs: 100,
-            maxStalledCount: 0,
-          }),
-          logger,
-          onDeadLetter: (letter) => void letters.push(letter.event.id),
-        });
-        cleanups.push(() => receiver.close({ timeoutMs: 2000 }));
-        return { receiver, logger };
-      };
-      let runs = 0;
-      let started!: () => void;
-      const running = new Promise<void>((resolve) => {
-        started = resolve;
-      });
-      let release!: () => void;
-      const finish = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      const a = instance();
-      a.receiver.on('leave.approved', async () => {
-        runs++;
-        started();
-        await finish;
-      });
-      const delivery = await createSignedDelivery({ secret, type: 'leave.approved' });
-      const body = new TextEncoder().encode(delivery.body);
-      expect((await a.receiver.handle({ method: 'POST', headers: delivery.headers, body })).status).toBe(202);
-      await running;
-      const b = instance();
-      b.receiver.on('leave.approved', () => {
-        runs++;
-      });
-      await sleep(100);
-      // Redis goes silent as the handler returns, past the lock: the job stalls and, with maxStalledCount 0, fails.
-      redis.pause();
-      try {
-        release();
-        await sleep(3500);
-      } finally {
-        redis.resume();
-      }
-      const jobs = new Queue(name, { connection: connectRedis(redis.url) });
-      cleanups.push(() => jobs.close());
-      await expect
-        .poll(() => jobs.getJobState(delivery.event.id), { timeout: 20_000, interval: 200 })
-        .toBe('failed');
-      expect(runs).toBe(1);
-      expect((await a.receiver.deadLetters()).items.map((letter) => letter.event.id)).toContain(
-        delivery.event.id,
-      );
-
-      return { a, jobs, delivery, letters, runs: () => runs };
-    };
-
-    it('is a dead letter, listed and reported to onDeadLetter', { timeout: 60_000 }, async () => {
-      const { letters, delivery } = await falseDeadLetter();
-      // README, "How the queue works": a job failed for stalling is a dead letter too, reported like the others.
-      await expect.poll(() => letters).toContain(delivery.event.id);
-    });
-
-    it('runs its handlers again when replayed, whatever success an earlier run recorded', {
-      timeout: 60_000,
-    }, async () => {
-      const { a, jobs, delivery, runs } = await falseDeadLetter();
-      // The operator replays the dead letter: README, "receiver.replay(id), which runs it again from its first attempt".
-      expect(await a.receiver.replay(delivery.event.id)).toBe(true);
-      await expect
-        .poll(() => jobs.getJobState(delivery.event.id), { timeout: 20_000, interval: 200 })
-        .toBe('completed');
-      await sleep(500);
-      expect(runs()).toBe(2);
-    });
-  },
-);
