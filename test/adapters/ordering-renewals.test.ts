@@ -54,6 +54,28 @@ async function pausableRelay(url: string) {
   };
 }
 
+// The older event's handlers ran on after the newer event's ended (older over newer): at the least, their signal
+// said before they ended that they lost the key, as it does when the newer event still holds it.
+function expectOlderToldAfterNewer(
+  log: readonly string[],
+  abortedBeforeItsEnd: boolean,
+  olderSignal: AbortSignal | undefined,
+): void {
+  expect(log).toEqual([
+    'start leave.requested',
+    'start leave.approved',
+    'end leave.approved',
+    'end leave.requested',
+  ]);
+  expect({
+    abortedBeforeItsEnd,
+    reason: (olderSignal?.reason as { code?: string } | undefined)?.code,
+  }).toEqual({
+    abortedBeforeItsEnd: true,
+    reason: 'lease_lost',
+  });
+}
+
 describe.skipIf(!redisUrl)(
   'Redis store × memory queue, two instances: a lease that lapsed while its handlers ran',
   () => {
@@ -102,19 +124,7 @@ describe.skipIf(!redisUrl)(
       const abortedBeforeItsEnd = olderSignal?.aborted === true;
       finishOlder();
       await until(() => log.includes('end leave.requested'), 'the older event to end');
-      expect(log).toEqual([
-        'start leave.requested',
-        'start leave.approved',
-        'end leave.approved',
-        'end leave.requested',
-      ]);
-      expect({
-        abortedBeforeItsEnd,
-        reason: (olderSignal?.reason as { code?: string } | undefined)?.code,
-      }).toEqual({
-        abortedBeforeItsEnd: true,
-        reason: 'lease_lost',
-      });
+      expectOlderToldAfterNewer(log, abortedBeforeItsEnd, olderSignal);
     });
   },
 );
@@ -157,20 +167,6 @@ describe('memory store: a lease that lapsed while its handlers ran, taken by a n
     const abortedBeforeItsEnd = olderSignal?.aborted === true;
     finishOlder();
     await until(() => log.includes('end leave.requested'), 'the older event to end');
-    // The older event's handlers ran on after the newer event's ended (older over newer): at the least, their signal
-    // says they lost the key, as it does when the newer event still holds it.
-    expect(log).toEqual([
-      'start leave.requested',
-      'start leave.approved',
-      'end leave.approved',
-      'end leave.requested',
-    ]);
-    expect({
-      abortedBeforeItsEnd,
-      reason: (olderSignal?.reason as { code?: string } | undefined)?.code,
-    }).toEqual({
-      abortedBeforeItsEnd: true,
-      reason: 'lease_lost',
-    });
+    expectOlderToldAfterNewer(log, abortedBeforeItsEnd, olderSignal);
   });
 });
