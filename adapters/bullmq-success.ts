@@ -31,6 +31,12 @@ export class SuccessRecords {
     { readonly timer: ReturnType<typeof setTimeout>; readonly stamp: string }
   >();
 
+  // A completion BullMQ did not confirm in time: one function for every timer, none made per job.
+  readonly #late = (id: string): void => {
+    const unconfirmed = this.#unconfirmed.get(id);
+    if (unconfirmed !== undefined) this.#record(id, unconfirmed.stamp);
+  };
+
   constructor(options: {
     /** The worker's connection (BullMQ's commands for its jobs go through it); undefined: not on Redis. */
     readonly client: () => Redis | undefined;
@@ -53,7 +59,8 @@ export class SuccessRecords {
    * lock ages meanwhile.
    */
   started(id: string, fetchedAt: number | undefined): void {
-    this.#lockedAt.set(id, Math.min(fetchedAt ?? Date.now(), Date.now()));
+    const now = Date.now();
+    this.#lockedAt.set(id, fetchedAt === undefined ? now : Math.min(fetchedAt, now));
   }
 
   /** BullMQ renewed these jobs' locks. */
@@ -76,7 +83,7 @@ export class SuccessRecords {
       return;
     }
     this.confirmed(id);
-    const timer = setTimeout(() => this.#record(id, stamp), lockLeftMs / 2);
+    const timer = setTimeout(this.#late, lockLeftMs / 2, id);
     timer.unref();
     this.#unconfirmed.set(id, { timer, stamp });
   }

@@ -67,7 +67,7 @@ return 0`;
 // ARGV: owner, lease ms, run: the lease extended only while it is that run's (live, or lapsed and not taken: the
 // hash is kept past `until`); never a hold, a free key or another run's lease.
 const RENEW = `${PRELUDE}local held = redis.call('HMGET', KEYS[1], 'owner', 'run')
-if held[1] ~= ARGV[1] or held[2] ~= runOf(ARGV[1], ARGV[3]) then return 0 end
+if ARGV[3] == '' or not (${MINE(3)}) then return 0 end
 redis.call('HSET', KEYS[1], 'until', now + tonumber(ARGV[2]))
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) + ${LAPSED_KEPT_MS})
 return 1`;

@@ -177,7 +177,7 @@ export function createMemoryOrdering({ max, now }: { max: number; now: () => num
       const at = now();
       const lease = leases.get(key);
       // Only the run's own lease, live or lapsed but not taken (nor forgotten): never a hold or a free key.
-      if (lease === undefined || lease.kept < at || lease.owner !== owner || lease.run !== run) return false;
+      if (lease === undefined || lease.kept < at || !isRunOf(lease, owner, run)) return false;
       lease.until = at + leaseMs;
       lease.kept = lease.until + LAPSED_KEPT_MS;
       return true;
