@@ -60,8 +60,10 @@ export function startServer(
   const [command, args] = pinned(SERVER_CORE, tsNode(`bench/servers/${name}.ts`, [variant], nodeArgs));
   // `ipc`: a channel for servers that report progress (`taskset` execs the server, which keeps the channel).
   const stdio = ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'];
+  // tsx would follow tsconfig.json's paths to src/ (and wrap every function in a name helper); bench/tsconfig.json
+  // drops them, so a server started by any entry point (bench/profile.ts too) runs the built package in dist/.
   const child = spawn(command, args, {
-    env: { ...process.env, ...env },
+    env: { ...process.env, TSX_TSCONFIG_PATH: 'bench/tsconfig.json', ...env },
     stdio: stdio as ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
