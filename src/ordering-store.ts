@@ -50,14 +50,14 @@ export interface OrderingStore {
   /** The key's watermark, or undefined. */
   watermark(key: string): Promise<string | undefined>;
   /**
-   * Optional (every store of this package has it): extends the lease of `owner`'s `run` by `leaseMs` only while that
-   * run still has it, live or lapsed while nobody took the key; false otherwise. It never takes a free key, a hold
-   * or another run's lease, so a renewal that arrives late (after its run left or held the key, or after another
-   * event took the lapsed key and gave it up) cannot take the key back. A store without it is renewed by `enter`.
+   * Extends the lease of `owner`'s `run` by `leaseMs` only while that run still has it, live or lapsed while nobody
+   * took the key; false otherwise. It never takes a free key, a hold or another run's lease, so a renewal that
+   * arrives late (after its run left or held the key, or after another event took the lapsed key and gave it up)
+   * cannot take the key back. Required: an `enter` in its place could take back a key its run had given up.
    * @example
-   * const stillHeld = await store.ordering.renew?.(key, event.id, run, 30_000); // false: the run lost the key
+   * const stillHeld = await store.ordering.renew(key, event.id, run, 30_000); // false: the run lost the key
    */
-  renew?(key: string, owner: string, run: string, leaseMs: number): boolean | Promise<boolean>;
+  renew(key: string, owner: string, run: string, leaseMs: number): boolean | Promise<boolean>;
 }
 
 /**

@@ -74,6 +74,11 @@ export function createOrdering({
     throw new ConfigurationError(
       'ordering needs a store that keeps watermarks (every store of this package does)',
     );
+  // A store written before `renew` was required: renewing with `enter` could take back a key its run gave up.
+  if (typeof store.renew !== 'function')
+    throw new ConfigurationError(
+      "the store's ordering has no renew(key, owner, run, leaseMs): add it (extend the run's own lease only while that run still has it; see OrderingStore)",
+    );
   if (typeof key !== 'function') throw new ConfigurationError('ordering.key must be a function');
   if (stale !== 'skip' && stale !== 'run')
     throw new ConfigurationError(`ordering.stale must be 'skip' or 'run'`);
@@ -226,12 +231,9 @@ export function createOrdering({
         );
     }
   };
-  // Renews a run's lease only while the run still has it (live, or lapsed while nobody took the key). A store
-  // without `renew` renews with `enter`, which may also take a free key: true unless the key is busy.
+  // Renews a run's lease only while the run still has it (live, or lapsed while nobody took the key).
   const renew = async (orderingKey: string, eventId: string, runId: string): Promise<boolean> =>
-    store.renew === undefined
-      ? (await store.enter(orderingKey, eventId, leaseMs, runId)).status === 'entered'
-      : store.renew(orderingKey, eventId, runId, leaseMs);
+    store.renew(orderingKey, eventId, runId, leaseMs);
   const keep = (eventId: string, running: OrderedAttempt): void => {
     held.set(eventId, running);
     if (renewing === undefined) {

@@ -344,12 +344,8 @@ export function runStoreContract(name: string, create: () => Promise<StoreFixtur
 
       // `renew` only extends the lease a run still has: a renewal that arrives late (after its run left or held the
       // key, or after another event took the lapsed key) never takes the key back.
-      const renewOf = (keys: OrderingStore) => {
-        const { renew } = keys;
-        if (renew === undefined) throw new Error('the store has no renew');
-        return (key: string, owner: string, run: string, leaseMs: number) =>
-          renew.call(keys, key, owner, run, leaseMs);
-      };
+      const renewOf = (keys: OrderingStore) => (key: string, owner: string, run: string, leaseMs: number) =>
+        keys.renew(key, owner, run, leaseMs);
 
       it("renews its run's lease past its first end, and its lapsed lease while nobody took the key", async () => {
         const { store, elapse } = await create();

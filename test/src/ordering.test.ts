@@ -169,6 +169,43 @@ describe('never older over newer (stale: skip)', () => {
   });
 });
 
+describe('ordering options', () => {
+  // A store whose ordering is the memory store's, less what `without` names.
+  const storeWithout = (without: 'ordering' | 'renew'): DedupeStore => {
+    const memory = createMemoryStore();
+    if (without === 'ordering') return { ...memory, ordering: undefined };
+    const { renew: _renew, ...rest } = memory.ordering!;
+    return { ...memory, ordering: rest as OrderingStore };
+  };
+
+  it.each([
+    [
+      'a store without ordering',
+      { store: storeWithout('ordering') },
+      'ordering needs a store that keeps watermarks',
+    ],
+    [
+      'an ordering store without renew (renewing with enter could take back a key its run gave up)',
+      { store: storeWithout('renew') },
+      "the store's ordering has no renew(key, owner, run, leaseMs)",
+    ],
+    [
+      'a key that is not a function',
+      { ordering: { key: 'leaveRequestId' } },
+      'ordering.key must be a function',
+    ],
+    ['an unknown stale policy', { ordering: { stale: 'drop' } }, "ordering.stale must be 'skip' or 'run'"],
+    [
+      'a maxWaitMs that is not positive',
+      { ordering: { maxWaitMs: 0 } },
+      'ordering.maxWaitMs must be a positive number',
+    ],
+  ])('refuses %s when the receiver is made', (_name, options, message) => {
+    const make = () => createReceiver({ secret, ordering: {}, ...options } as unknown as ReceiverOptions);
+    expect(make).toThrow(message);
+  });
+});
+
 describe('one at a time per key, and a failing event', () => {
   it('runs events of different keys at the same time: ordering does not reduce concurrency', async () => {
     const receiver = make();
@@ -195,41 +232,37 @@ describe('one at a time per key, and a failing event', () => {
     expect(running).toBe(0);
   });
 
-  // A store of the user's own without `renew` is renewed with `enter`, as before `renew` existed.
-  for (const renewing of ['renew', 'enter'] as const)
-    it(`aborts ctx.signal with lease_lost and logs an error when another event took the key's lease (renewed by ${renewing})`, async () => {
-      let clock = Date.now();
-      const memory = createMemoryStore({ now: () => clock });
-      const { renew: _, ...withoutRenew } = memory.ordering!;
-      const store: DedupeStore = renewing === 'renew' ? memory : { ...memory, ordering: withoutRenew };
-      const logger = recordingLogger();
-      const receiver = make({ store, leaseMs: 300, logger });
-      let started!: () => void;
-      const running = new Promise<void>((resolve) => {
-        started = resolve;
-      });
-      let reason: unknown;
-      receiver.on('leave.approved', async (_event, ctx) => {
-        started();
-        await new Promise<void>((resolve) => {
-          ctx.signal.addEventListener('abort', () => {
-            reason = ctx.signal.reason;
-            resolve();
-          });
+  it("aborts ctx.signal with lease_lost and logs an error when another event took the key's lease", async () => {
+    let clock = Date.now();
+    const store = createMemoryStore({ now: () => clock });
+    const logger = recordingLogger();
+    const receiver = make({ store, leaseMs: 300, logger });
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    let reason: unknown;
+    receiver.on('leave.approved', async (_event, ctx) => {
+      started();
+      await new Promise<void>((resolve) => {
+        ctx.signal.addEventListener('abort', () => {
+          reason = ctx.signal.reason;
+          resolve();
         });
       });
-      const answer = await receiver.handle(await leave('leave.approved', 1));
-      await running;
-      clock += 1000; // the key's lease lapses (a stalled process), and another event of the record takes it
-      expect((await memory.ordering!.enter(leaveRequestId, 'another-event', 60_000)).status).toBe('entered');
-      await until(() => reason !== undefined, 'the renewal to find the key taken');
-      expect(reason).toBeInstanceOf(WebhookError);
-      expect((reason as WebhookError).code).toBe('lease_lost');
-      expect(logger.lines.filter((line) => line.level === 'error').map((line) => line.msg)).toEqual([
-        expect.stringMatching(/ordering key lease was lost.*signal is aborted/),
-      ]);
-      await answer.background;
     });
+    const answer = await receiver.handle(await leave('leave.approved', 1));
+    await running;
+    clock += 1000; // the key's lease lapses (a stalled process), and another event of the record takes it
+    expect((await store.ordering!.enter(leaveRequestId, 'another-event', 60_000)).status).toBe('entered');
+    await until(() => reason !== undefined, 'the renewal to find the key taken');
+    expect(reason).toBeInstanceOf(WebhookError);
+    expect((reason as WebhookError).code).toBe('lease_lost');
+    expect(logger.lines.filter((line) => line.level === 'error').map((line) => line.msg)).toEqual([
+      expect.stringMatching(/ordering key lease was lost.*signal is aborted/),
+    ]);
+    await answer.background;
+  });
 
   // The memory store answers its ordering steps at once (no promise): a step that throws instead is handled as a
   // store that rejects would be.
@@ -436,7 +469,7 @@ describe('waiting for a busy key', () => {
             : memory.enter(key, owner, leaseMs, run),
         renew: (key, owner, run, leaseMs) => {
           const renew = (): boolean => {
-            const answer = memory.renew!(key, owner, run, leaseMs) as boolean;
+            const answer = memory.renew(key, owner, run, leaseMs) as boolean;
             renewed.push(answer);
             return answer;
           };
