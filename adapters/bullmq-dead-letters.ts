@@ -160,7 +160,9 @@ export async function readDeadLetters(
 
 // Another backend has no Lua: its failed jobs are read through BullMQ and put in the cursor's order here (the
 // backend's own order of ties is not ours), and a page holds those strictly after the cursor, so arrivals shift
-// nothing. It reads them all: dead letters are few, and kept until replayed.
+// nothing. It reads them all: dead letters are few, and kept until replayed. Their ids come from one read (one
+// statement: reads by offset would let a letter discarded between two of them shift another out of both, and
+// the backend orders ties differently from one read to the next), then the jobs a thousand at a time.
 async function failedPage(
   queue: Queue<JobData>,
   limit: number,
@@ -168,11 +170,12 @@ async function failedPage(
   filter: CheckedDeadLetterFilter,
 ): Promise<DeadLetterPage> {
   const after = parseCursor(cursor);
+  const ids = await queue.getRanges(['failed'], 0, -1);
   const all: EventJob[] = [];
-  for (let start = 0, chunk = 1000; ; start += chunk) {
-    const jobs = (await queue.getFailed(start, start + chunk - 1)) as EventJob[];
-    all.push(...jobs);
-    if (jobs.length < chunk) break;
+  for (let start = 0; start < ids.length; start += 1000) {
+    const jobs = await Promise.all(ids.slice(start, start + 1000).map((id) => queue.getJob(id)));
+    // A letter discarded since the ids were read is gone.
+    for (const job of jobs) if (job !== undefined) all.push(job as EventJob);
   }
   const position = (job: EventJob): FailedCursor => ({
     score: String(job.finishedOn ?? 0),
