@@ -1,7 +1,8 @@
 // Fastify adapter: a plugin whose own scope reads every body as raw bytes, so the app's parsers never see it.
+import type { Http2ServerResponse } from 'node:http2';
 import type { Readable } from 'node:stream';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import type { HandleInput, Receiver } from '../src/receiver.js';
+import type { BodyProblem, HandleInput, Receiver } from '../src/receiver.js';
 import type { WebhookResponse } from '../src/responses.js';
 import { type BodyFailure, declaredLength, readBody } from './node-io.js';
 
@@ -27,12 +28,40 @@ export function createFastifyPlugin(
   const send = (reply: FastifyReply, response: WebhookResponse): void => {
     reply.code(response.status).headers(response.headers).send(response.body);
   };
+  // HTTP/2 has no `connection` header (Node drops it with a warning); Fastify sets one too when a parser refuses.
+  const sendHttp2 = (reply: FastifyReply, response: WebhookResponse): void => {
+    const { connection: _, ...headers } = response.headers;
+    reply.removeHeader('connection');
+    reply.code(response.status).headers(headers).send(response.body);
+  };
   // Sent before the route handler returns when the core answers at once; Fastify then has nothing to await.
-  const answer = (reply: FastifyReply, input: HandleInput): Promise<void> | undefined => {
-    const response = handle(input);
-    if (response instanceof Promise) return response.then((r) => send(reply, r));
-    send(reply, response);
-    return undefined;
+  const answerWith =
+    (write: typeof send) =>
+    (reply: FastifyReply, input: HandleInput): Promise<void> | undefined => {
+      const response = handle(input);
+      if (response instanceof Promise) return response.then((r) => write(reply, r));
+      write(reply, response);
+      return undefined;
+    };
+  const answer = answerWith(send);
+  const answerHttp2 = answerWith(sendHttp2);
+  // The core's answer to a body that could not be had, most often one not read to its end: on HTTP/1.1 the
+  // connection is closed after it; on HTTP/2 the request's stream is, once the answer is sent, or it and its unread
+  // body stay open and a graceful close waits on them (RFC 9113 section 8.1 lets a server reset a stream after a
+  // complete response; close() resets it with NO_ERROR).
+  const refuse = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    bodyProblem: BodyProblem,
+  ): Promise<void> | undefined => {
+    const { raw } = request;
+    const input = { method: raw.method, headers: raw.headers, bodyProblem };
+    if (raw.httpVersionMajor !== 2) return answer(reply, input);
+    if (!raw.readableEnded) {
+      const { stream } = reply.raw as unknown as Http2ServerResponse;
+      stream.once('finish', () => stream.close());
+    }
+    return answerHttp2(reply, input);
   };
   // Reads the bytes as they came, where `parseAs: 'buffer'` would copy every body once more. It reads the stream
   // Fastify hands it (after any preParsing hook), so the bytes are those the app's own hooks let through.
@@ -55,13 +84,13 @@ export function createFastifyPlugin(
     const { method, headers } = raw;
     // A preParsing hook took the socket's stream and the one it handed on is not reachable from here.
     if (raw.readableFlowing !== null || raw.readableEnded)
-      return answer(reply, { method, headers, bodyProblem: { kind: 'unreadable' } });
+      return refuse(request, reply, { kind: 'unreadable' });
     return new Promise((resolve) =>
       readBody(raw, declaredLength(headers), limit, bodyTimeoutMs, (body) => {
         if (typeof body !== 'string') return resolve(answer(reply, { method, headers, body }));
         // The rest of a refused body is not read: close rather than drain it, as Fastify does for its parsers.
         reply.header('connection', 'close');
-        resolve(answer(reply, { method, headers, bodyProblem: { kind: body } }));
+        resolve(refuse(request, reply, { kind: body }));
       }),
     );
   };
@@ -73,17 +102,19 @@ export function createFastifyPlugin(
     fastify.addContentTypeParser('application/json', parse);
     fastify.addContentTypeParser('*', parse);
     // A body refused by the parser (or by Fastify while reading it) ends here, with the connection closed; the core
-    // picks the answer. Any other error (an app hook's 503, a rate limiter's 429) is the app's: the parent error
+    // picks the answer. So does a QUERY with no Content-Type, which Fastify refuses before reading it (the core
+    // answers 405). Any other error (an app hook's 503, a rate limiter's 429) is the app's: the parent error
     // handler answers and logs it.
     fastify.setErrorHandler((error: Error & { code?: string }, request, reply) => {
-      const { method, headers } = request.raw;
-      if (error instanceof BodyRefused)
-        return answer(reply, { method, headers, bodyProblem: { kind: error.kind } });
+      if (error instanceof BodyRefused) return refuse(request, reply, { kind: error.kind });
       const code = error.code;
       if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return readUnparsable(request, reply);
+      if (code === 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE')
+        return refuse(request, reply, { kind: 'unreadable' });
       if (code === undefined || !code.startsWith('FST_ERR_CTP_')) throw error;
-      const kind = code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'too_large' : 'unreadable';
-      return answer(reply, { method, headers, bodyProblem: { kind } });
+      return refuse(request, reply, {
+        kind: code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'too_large' : 'unreadable',
+      });
     });
     fastify.all(path, (request: FastifyRequest, reply) => {
       const { method, headers } = request.raw;

@@ -1,6 +1,7 @@
 // What the node:http based adapters (node, Express, Next's Pages Router, and Fastify's body parser) share: reading
 // the raw bytes of an IncomingMessage and writing the core's answer. Internal: not a subpath of the package.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { Http2ServerResponse } from 'node:http2';
 import type { Readable } from 'node:stream';
 import getRawBody from 'raw-body';
 import type { HandleInput } from '../src/receiver.js';
@@ -118,13 +119,31 @@ export function readBody(
 
 /**
  * Writes the core's answer. When the request was not read to its end (a refused oversized or late body), the
- * connection is closed after the answer instead of reading the rest.
+ * connection is closed after the answer instead of reading the rest; on Node's HTTP/2 compatibility server, the
+ * request's stream.
  * @example
  * writeResponse(res, await receiver.handle(input));
  */
 export function writeResponse(res: ServerResponse, response: WebhookResponse): void {
   if (res.headersSent) return;
-  if (!res.req.readableEnded) res.setHeader('connection', 'close');
+  const { req } = res;
+  if (!req.readableEnded) {
+    if (req.httpVersionMajor === 2) {
+      writeHttp2(res as unknown as Http2ServerResponse, response);
+      return;
+    }
+    res.setHeader('connection', 'close');
+  }
   res.writeHead(response.status, response.headers);
   res.end(response.body);
+}
+
+// HTTP/2 has no `connection` header (Node drops it with a warning): the stream is closed once the answer is sent,
+// or it and its unread body stay open and a graceful close waits on them (RFC 9113 section 8.1 lets a server reset
+// a stream after a complete response; close() waits for the answer to be written, then resets with NO_ERROR).
+function writeHttp2(res: Http2ServerResponse, { status, headers, body }: WebhookResponse): void {
+  const { connection: _, ...rest } = headers;
+  res.writeHead(status, rest);
+  res.end(body);
+  res.stream.close();
 }

@@ -1,5 +1,6 @@
 // The adapters that read a node:http request stream themselves, each mounted on its real framework on loopback at
-// WEBHOOK_PATH: where a body that stalls or runs over must get the receiver's own answer.
+// WEBHOOK_PATH: where a body that stalls or runs over must get the receiver's own answer. And every adapter, with
+// the Web-standard ones, for edges all of them must hold.
 import { createServer, type Server } from 'node:http';
 import { createAdaptorServer } from '@hono/node-server';
 import express from 'express';
@@ -9,7 +10,7 @@ import type { Receiver } from 'workforce-webhooks';
 import { createExpressMiddleware } from 'workforce-webhooks/express';
 import { createFastifyPlugin } from 'workforce-webhooks/fastify';
 import { createHonoHandler } from 'workforce-webhooks/hono';
-import { createNextApiHandler } from 'workforce-webhooks/next';
+import { createNextApiHandler, createNextRouteHandler } from 'workforce-webhooks/next';
 import { createNodeHandler } from 'workforce-webhooks/node';
 import { listen, WEBHOOK_PATH } from '../contract/adapter-listen.js';
 import type { Mount } from '../contract/adapter-suite.js';
@@ -41,4 +42,17 @@ export const nodeStreamAdapters: Readonly<Record<string, Mount>> = {
     const handle = createNextApiHandler(receiver);
     return listen(createServer((req, res) => void handle(req, res)));
   },
+};
+
+/**
+ * Every adapter: the node-stream ones, the Next App Router and bare `receiver.fetch`, on @hono/node-server.
+ * @example
+ * for (const [name, mount] of Object.entries(everyAdapter)) describe(name, () => { ... });
+ */
+export const everyAdapter: Readonly<Record<string, Mount>> = {
+  ...nodeStreamAdapters,
+  'Next App Router': (receiver) =>
+    listen(createAdaptorServer({ fetch: createNextRouteHandler(receiver) }) as Server),
+  'receiver.fetch on @hono/node-server': (receiver) =>
+    listen(createAdaptorServer({ fetch: (request: Request) => receiver.fetch(request) }) as Server),
 };
