@@ -23,7 +23,9 @@ import {
   type QueueHooks,
 } from '../src/queue.js';
 import { DEFAULT_DONE_TTL_MS } from '../src/store.js';
+import { adminCall } from './bullmq-admin.js';
 import { type EventJob, type JobData, letterOf, readDeadLetters, takeFailed } from './bullmq-dead-letters.js';
+import { resetForReplay } from './bullmq-replay.js';
 import { SuccessRecords } from './bullmq-success.js';
 
 /** Options of `createBullmqQueue`. */
@@ -196,7 +198,8 @@ export function createBullmqQueue({
     if (producer === undefined || producer.status === 'ready') return Promise.resolve();
     if (!['wait', 'connecting', 'connect'].includes(producer.status))
       return Promise.reject(new WebhookError('queue_unavailable', `Redis is ${producer.status}`));
-    // Connecting (at start, or a reconnect attempt): its outcome decides; the receiver's queueTimeoutMs bounds it.
+    // Connecting (at start, or a reconnect attempt): its outcome decides; the receiver's queueTimeoutMs bounds it
+    // for an enqueue, adminCall's deadline for an admin call.
     connecting ??= new Promise<void>((resolve, reject) => {
       const done = (error?: Error): void => {
         producer.off('ready', done).off('error', done).off('end', done);
@@ -322,59 +325,69 @@ export function createBullmqQueue({
       return { status: 'queued' };
     },
     // One round trip: BullMQ counts every state's set in one pipeline.
-    async counts() {
-      const counts = await queue.getJobCounts(...HELD_STATES, 'failed');
-      let depth = 0;
-      for (const state of HELD_STATES) depth += counts[state] ?? 0;
-      return { depth, deadLetters: counts.failed ?? 0 };
+    counts() {
+      return adminCall(closed, async () => {
+        const counts = await queue.getJobCounts(...HELD_STATES, 'failed');
+        let depth = 0;
+        for (const state of HELD_STATES) depth += counts[state] ?? 0;
+        return { depth, deadLetters: counts.failed ?? 0 };
+      });
     },
     deadLetters(query?: DeadLetterQuery): Promise<DeadLetterPage> {
       // Right after the queue is made (a tool reading a deployed queue) the producer may still be connecting.
       const connect = producer === undefined ? undefined : () => usable().then(() => producer);
-      return readDeadLetters(queue, connect, query);
+      return adminCall(closed, () => readDeadLetters(queue, connect, query));
     },
-    async replay(eventId, { failedAt } = {}) {
-      const job = (await queue.getJob(eventId)) as EventJob | undefined;
-      if (job === undefined || !(await job.isFailed())) return false;
-      // A letter that failed again since it was listed is a newer one, not the letter asked for.
-      if (failedAt !== undefined && job.finishedOn !== failedAt) return false;
-      // From its first attempt, with no handler done: only the event, its delivery and its trace link go on.
-      const { event, deliveryId, trace } = job.data;
-      await job.updateData(trace === undefined ? { event, deliveryId } : { event, deliveryId, trace });
-      // Nor with a success an earlier run recorded (a job that stalled after its handlers succeeded, then failed).
-      if (producer !== undefined) {
-        await usable();
-        await producer.del(successes.keyOf(eventId));
-      }
-      try {
-        // Atomic in Redis: of concurrent replays, only the first finds the job failed and moves it back.
-        await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
-      } catch (error) {
-        // The job is gone, or no longer failed: another replay (or a discard) took it first.
-        const code = (error as { code?: unknown })?.code;
-        if (code === ErrorCode.JobNotExist || code === ErrorCode.JobNotInState) return false;
-        throw error;
-      }
-      return true;
-    },
-    async discard(eventId, { failedAt } = {}) {
-      if (producer !== undefined) {
-        await usable();
-        // Taken out of the failed set first, atomically and only with the failure time asked for: of a discard and
-        // a replay (or two discards) of one letter, only the first finds it there, so a replayed event is never
-        // removed, nor its newer failure by a discard that listed the older one.
-        if (!(await takeFailed(producer, queue, eventId, failedAt))) return false;
-        await queue.remove(eventId);
-        await producer.del(successes.keyOf(eventId));
+    replay(eventId, { failedAt } = {}) {
+      return adminCall(closed, async () => {
+        if (producer !== undefined) await usable();
+        const job = (await queue.getJob(eventId)) as EventJob | undefined;
+        if (job === undefined) return false;
+        if (producer !== undefined) {
+          // Checked and reset in one script, only while it is still this failure: a replay that another one beat
+          // (or a stale `failedAt`) writes nothing over the run that won, and the letter runs as a new job would.
+          const reset = { failedAt, successKey: successes.keyOf(eventId) };
+          if (!(await resetForReplay(producer, queue, job, reset))) return false;
+        } else {
+          if (!(await job.isFailed())) return false;
+          // A letter that failed again since it was listed is a newer one, not the letter asked for.
+          if (failedAt !== undefined && job.finishedOn !== failedAt) return false;
+          // From its first attempt, with no handler done: only the event, its delivery and its trace link go on.
+          const { event, deliveryId, trace } = job.data;
+          await job.updateData(trace === undefined ? { event, deliveryId } : { event, deliveryId, trace });
+        }
+        try {
+          // Atomic in Redis: of concurrent replays, only the first finds the job failed and moves it back.
+          await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+        } catch (error) {
+          // The job is gone, or no longer failed: another replay (or a discard) took it first.
+          const code = (error as { code?: unknown })?.code;
+          if (code === ErrorCode.JobNotExist || code === ErrorCode.JobNotInState) return false;
+          throw error;
+        }
         return true;
-      }
-      const job = (await queue.getJob(eventId)) as EventJob | undefined;
-      if (job === undefined || !(await job.isFailed())) return false;
-      // A letter that failed again since it was listed is a newer one, not the letter asked for.
-      if (failedAt !== undefined && job.finishedOn !== failedAt) return false;
-      // Without children: the Postgres backend's subtree removal counts a row a concurrent removal already took,
-      // so two discards of one letter would both answer true; the single-row path counts what it deleted.
-      return (await queue.remove(eventId, { removeChildren: false })) === 1;
+      });
+    },
+    discard(eventId, { failedAt } = {}) {
+      return adminCall(closed, async () => {
+        if (producer !== undefined) {
+          await usable();
+          // Taken out of the failed set first, atomically and only with the failure time asked for: of a discard
+          // and a replay (or two discards) of one letter, only the first finds it there, so a replayed event is
+          // never removed, nor its newer failure by a discard that listed the older one.
+          if (!(await takeFailed(producer, queue, eventId, failedAt))) return false;
+          await queue.remove(eventId);
+          await producer.del(successes.keyOf(eventId));
+          return true;
+        }
+        const job = (await queue.getJob(eventId)) as EventJob | undefined;
+        if (job === undefined || !(await job.isFailed())) return false;
+        // A letter that failed again since it was listed is a newer one, not the letter asked for.
+        if (failedAt !== undefined && job.finishedOn !== failedAt) return false;
+        // Without children: the Postgres backend's subtree removal counts a row a concurrent removal already took,
+        // so two discards of one letter would both answer true; the single-row path counts what it deleted.
+        return (await queue.remove(eventId, { removeChildren: false })) === 1;
+      });
     },
     close({ timeoutMs = 10_000 } = {}) {
       closing ??= shutDown(timeoutMs);

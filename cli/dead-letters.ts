@@ -15,7 +15,8 @@ import { formatTable } from './table.js';
 export const DEAD_LETTERS_USAGE = `Usage: workforce-webhooks dead-letters <list|replay|discard> --redis <redis://...> --queue <name> [options]
 
 Reads the dead letters of a deployed BullMQ queue (workforce-webhooks/bullmq) straight from Redis: no app, no
-handlers. The app's own workers run what replay queues again. Needs the bullmq package.
+handlers. The app's own workers run what replay queues again. Needs the bullmq package. Exits 1 when Redis cannot
+be reached: it refuses the connection, or leaves a read or a discard unanswered for 10 s.
 
   list      one page of dead letters, newest first, as a table; the last line gives the next page's --cursor
   replay    queue every matching dead letter again, each exactly once (also with two replays at the same time)
@@ -116,7 +117,8 @@ export async function deadLetters(argv: readonly string[], io: CliIo): Promise<n
       stop();
     }
   } catch (error) {
-    // The queue's own words name the library; the URL is not repeated, since it may hold a password.
+    // The queue's own words name the library; the URL is not repeated, since it may hold a password. A refused
+    // connection and a Redis silent past the queue's admin deadline (10 s a call) both come as queue_unavailable.
     if ((error as { code?: unknown }).code === 'queue_unavailable')
       throw new Error('cannot reach Redis at --redis', { cause: error });
     throw error;

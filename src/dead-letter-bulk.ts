@@ -1,6 +1,6 @@
 // Replaying or discarding every dead letter that matches a filter, a bounded number at a time, each exactly once.
 import type { DeadLetter, DeadLetterFilter } from './dead-letters.js';
-import { ConfigurationError } from './errors.js';
+import { ConfigurationError, WebhookError } from './errors.js';
 import type { EventQueue } from './queue.js';
 
 /** Where a bulk operation stands, after each dead letter it handled. */
@@ -9,7 +9,7 @@ export interface BulkProgress {
   readonly done: number;
   /** Replayed (or discarded) by this call. */
   readonly succeeded: number;
-  /** That could not be replayed (the queue refused or was unreachable); they stay dead letters. */
+  /** That could not be replayed (the queue refused one); they stay dead letters. */
   readonly failed: number;
   /** Taken meanwhile by another replay or discard (another call, or another instance). */
   readonly skipped: number;
@@ -33,6 +33,11 @@ export interface ReplayResult {
 
 type Operation = (letter: DeadLetter) => Promise<boolean>;
 
+// The queue itself is gone (unreachable past its deadline, or closed): every letter left would fail the same way,
+// each after waiting out its own deadline.
+const queueDown = (error: unknown): boolean =>
+  error instanceof WebhookError && (error.code === 'queue_unavailable' || error.code === 'shutting_down');
+
 // Pages through the matches newest first and applies `operate` to each, `concurrency` at a time. The queues'
 // cursors neither repeat nor skip a letter as others leave (replayed, discarded) or arrive (a replay failing
 // again is newer than the cursor), so each match is handled once by this call; the queue's own `replay` /
@@ -50,17 +55,21 @@ async function forEachMatch(
   const { type, since, until } = filter;
   let progress = { done: 0, succeeded: 0, failed: 0, skipped: 0 };
   let cursor: string | undefined;
+  // Set when the queue is found gone: no letter more is started, and the call rejects with it once those under way
+  // end (their progress reported).
+  let down: unknown;
   do {
     const page = await queue.deadLetters({ type, since, until, cursor, limit: 1000 });
     const letters = page.items;
     let next = 0;
     const worker = async (): Promise<void> => {
-      while (next < letters.length) {
+      while (next < letters.length && down === undefined) {
         const letter = letters[next++]!;
         let outcome: 'succeeded' | 'skipped' | 'failed';
         try {
           outcome = (await operate(letter)) ? 'succeeded' : 'skipped';
-        } catch {
+        } catch (error) {
+          if (queueDown(error)) down ??= error;
           outcome = 'failed';
         }
         progress = { ...progress, done: progress.done + 1, [outcome]: progress[outcome] + 1 };
@@ -68,6 +77,7 @@ async function forEachMatch(
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, letters.length) }, worker));
+    if (down !== undefined) throw down;
     cursor = page.cursor;
   } while (cursor !== undefined);
   return progress;
@@ -75,7 +85,9 @@ async function forEachMatch(
 
 /**
  * Replays every dead letter that matches `filter`, `concurrency` at a time; each runs once even when two calls
- * (or two instances) replay the same letters at the same time.
+ * (or two instances) replay the same letters at the same time. Rejects with the queue's `queue_unavailable` or
+ * `shutting_down` once the queue is unreachable or closed, after the replays under way end: the letters not reached
+ * stay dead letters (`onProgress` has counted what was done).
  * @example
  * const { replayed, failed } = await replayDeadLetters(queue, { type: 'leave.*' });
  */
@@ -94,7 +106,8 @@ export async function replayDeadLetters(
 }
 
 /**
- * Drops every dead letter that matches `filter` for good and answers how many this call dropped.
+ * Drops every dead letter that matches `filter` for good and answers how many this call dropped; rejects as
+ * `replayDeadLetters` does once the queue is unreachable or closed.
  * @example
  * const dropped = await discardDeadLetters(queue, { type: 'leave.cancelled', until: '2026-11-01' });
  */

@@ -42,6 +42,22 @@ export function queuedEvent(extra: Partial<QueuedEvent> = {}, type = 'leave.appr
   return { event, deliveryId: crypto.randomUUID(), ...extra } as QueuedEvent;
 }
 
+// 'answered', the code of the error it rejected with, or 'hung' when it did neither within `ms`.
+async function outcomeWithin(run: () => Promise<unknown> | undefined, ms: number): Promise<string> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const outcome = await Promise.race([
+    Promise.resolve(run()).then(
+      () => 'answered',
+      (error: unknown) => String((error as { code?: unknown }).code ?? error),
+    ),
+    new Promise<string>((resolve) => {
+      timer = setTimeout(resolve, ms, 'hung');
+    }),
+  ]);
+  clearTimeout(timer);
+  return outcome;
+}
+
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
   const promise = new Promise<void>((r) => {
@@ -571,6 +587,33 @@ export function runQueueContract(name: string, create: (options: QueueContractOp
       await running.promise;
       await queue.close({ timeoutMs: 100 });
       expect(signal?.aborted).toBe(true);
+    });
+
+    it('answers its dead-letter calls after close or refuses them with shutting_down, at once, never hanging', async () => {
+      const { queue, deadOnce } = started({ attempts: 1 }, () => {
+        throw new HandlerFailure([new TypeError('down')], []);
+      });
+      const job = queuedEvent();
+      await queue.enqueue(job);
+      await deadOnce;
+      await expect.poll(async () => (await queue.deadLetters()).items.length, { timeout: 5000 }).toBe(1);
+      await queue.close({ timeoutMs: 2000 });
+      // BullMQ's closed Postgres backend never answered these: each is given 2 s (a closed queue needs none).
+      const calls = {
+        deadLetters: () => queue.deadLetters(),
+        counts: () => queue.counts?.(),
+        replay: () => queue.replay(job.event.id),
+        discard: () => queue.discard(job.event.id),
+        replayDeadLetters: () => replayDeadLetters(queue),
+        discardDeadLetters: () => discardDeadLetters(queue),
+      };
+      const outcomes = await Promise.all(
+        Object.entries(calls).map(async ([call, run]) => [call, await outcomeWithin(run, 2000)] as const),
+      );
+      const expected = Object.fromEntries(
+        Object.keys(calls).map((call) => [call, expect.stringMatching(/^(answered|shutting_down)$/)]),
+      );
+      expect(Object.fromEntries(outcomes)).toEqual(expected);
     });
 
     it('serves one receiver: a second start, or an enqueue before start, is refused', async () => {

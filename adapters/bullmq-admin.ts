@@ -1,0 +1,27 @@
+// The BullMQ queue's admin calls (dead letters, replays, discards, counts): refused once it is closed, bounded while
+// it is open.
+// Internal: not a subpath of the package.
+import { withDeadline } from '../src/deadline.js';
+import { WebhookError } from '../src/errors.js';
+
+/**
+ * How long one admin call may take, its wait for the connection included. Not the receiver's `queueTimeoutMs`
+ * (2 s, sized for a delivery's answer, and unknown to the queue), nor `handlerTimeoutMs` (the user's handlers):
+ * an operator's call reads a page (one script and up to 1 000 hashes, pipelined) or moves one letter, a few
+ * milliseconds on a live Redis, so 10 s refuses only a Redis or Postgres that has stopped answering, never a slow
+ * one, and still ends a command line's wait well before anyone gives up on it.
+ */
+export const ADMIN_TIMEOUT_MS = 10_000;
+
+/**
+ * Runs `call` unless the queue is `closed` (its connections are gone: BullMQ's closed Postgres backend would never
+ * answer), rejecting with `queue_unavailable` once `ADMIN_TIMEOUT_MS` pass first: a silent Redis keeps a command,
+ * or the wait for its connection, pending for ever. The call is not cancelled: a discard or a replay that lands
+ * later does what was asked, once (the letter is no longer there for anyone who asks again, who gets false).
+ * @example
+ * deadLetters: (query) => adminCall(closed, () => readDeadLetters(queue, connect, query)),
+ */
+export function adminCall<T>(closed: boolean, call: () => Promise<T>): Promise<T> {
+  if (closed) return Promise.reject(new WebhookError('shutting_down', 'the queue is closed'));
+  return withDeadline(call, ADMIN_TIMEOUT_MS, 'queue_unavailable');
+}
