@@ -1,4 +1,5 @@
 // The Postgres store's cleanup: expired claims, done ids and ordering rows deleted in batches, now and on a timer.
+import type { Logger } from '../src/logger.js';
 import type { BoundPool } from './postgres-pool.js';
 import { CLEANUP_BATCH } from './postgres-statements.js';
 
@@ -12,11 +13,11 @@ export interface PostgresCleanup {
 
 /**
  * The store's cleanup: the dedupe table's `statement`, then the ordering table's, each run until a batch comes back
- * short; every `intervalMs` (0: never) in the background, warning once per run of failures.
+ * short; every `intervalMs` (0: never) in the background, warning `logger` once per run of failures.
  * @example
  * const bound = createBoundPool({ pool, timeoutMs: 2000 });
  * const { cleanup, close } = createPostgresCleanup({
- *   pool: bound, statement: sql.cleanup, ordering: orderingSql.cleanup, intervalMs: 60_000,
+ *   pool: bound, statement: sql.cleanup, ordering: orderingSql.cleanup, intervalMs: 60_000, logger,
  * });
  */
 export function createPostgresCleanup({
@@ -24,11 +25,13 @@ export function createPostgresCleanup({
   statement,
   ordering,
   intervalMs,
+  logger,
 }: {
   readonly pool: BoundPool;
   readonly statement: string;
   readonly ordering: string;
   readonly intervalMs: number;
+  readonly logger: Logger;
 }): PostgresCleanup {
   let cleaning: Promise<number> | undefined;
   const cleanup = (): Promise<number> => {
@@ -58,7 +61,7 @@ export function createPostgresCleanup({
             },
             (error: unknown) => {
               // Once per run of failures: the next interval tries again, and deliveries never wait on it.
-              if (!warned) console.warn('workforce-webhooks: Postgres store cleanup failed', error);
+              if (!warned) logger.warn({ err: error }, 'workforce-webhooks: Postgres store cleanup failed');
               warned = true;
             },
           );

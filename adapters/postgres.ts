@@ -1,6 +1,7 @@
 // The Postgres dedupe store: one shared claim per event id across every receiver instance, in one table of the user's database.
 import type { Pool, PoolClient } from 'pg';
 import { ConfigurationError } from '../src/errors.js';
+import { createConsoleLogger, type Logger } from '../src/logger.js';
 import { DEFAULT_DONE_TTL_MS, type DedupeStore } from '../src/store.js';
 import type { EventTransaction } from '../src/transaction.js';
 import { createPostgresBegin } from './postgres-begin.js';
@@ -36,6 +37,11 @@ export interface PostgresStoreOptions {
   readonly timeoutMs?: number;
   /** How often expired rows are deleted, in batches that skip locked rows; 0 turns it off. Default 60 000. */
   readonly cleanupIntervalMs?: number;
+  /**
+   * Where the background cleanup's failures go (a warning, once per run of them: a table `migrate()` never made,
+   * a lost connection). Default: the console, as the receiver's default logger; `silentLogger` drops them.
+   */
+  readonly logger?: Logger;
 }
 
 /** The Postgres dedupe store, with its table's migration and cleanup. */
@@ -76,6 +82,7 @@ export function createPostgresStore({
   leaseMs = 30_000,
   timeoutMs = 2000,
   cleanupIntervalMs = 60_000,
+  logger = createConsoleLogger(),
 }: PostgresStoreOptions): PostgresStore {
   if (pool === undefined || typeof pool.query !== 'function' || typeof pool.connect !== 'function')
     throw new ConfigurationError('createPostgresStore needs `pool`: a pg.Pool');
@@ -98,6 +105,7 @@ export function createPostgresStore({
     statement: sql.cleanup,
     ordering: orderingSql.cleanup,
     intervalMs: cleanupIntervalMs,
+    logger,
   });
 
   return {

@@ -251,6 +251,30 @@ describe.skipIf(!postgresUrl)('createPostgresStore', () => {
     expect(await store.cleanup()).toBe(1);
   });
 
+  it('warns its logger once per run of failed background cleanups (a table migrate() never made), then again after one succeeds', async () => {
+    const pool = connectPostgres();
+    const table = uniqueTable('unmigrated');
+    const logger = recordingLogger();
+    const store = createPostgresStore({ pool, table, cleanupIntervalMs: 50, logger });
+    try {
+      await sleep(400); // several runs, each failing: no table
+      const warned = () => logger.lines.filter((line) => line.msg?.includes('cleanup failed'));
+      expect(warned()).toEqual([
+        {
+          level: 'warn',
+          obj: { err: expect.any(Error) },
+          msg: 'workforce-webhooks: Postgres store cleanup failed',
+        },
+      ]);
+      await store.migrate();
+      await sleep(200); // a run succeeds
+      await pool.query(`DROP TABLE ${table}`);
+      await expect.poll(() => warned().length, { timeout: 5000 }).toBe(2);
+    } finally {
+      store.close();
+    }
+  });
+
   it('fails a call that outlives its deadline, so the receiver answers 503', async () => {
     const { pool, table } = await migrated();
     const store = createPostgresStore({ pool, table, timeoutMs: 300, cleanupIntervalMs: 0 });
