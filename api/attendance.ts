@@ -60,9 +60,19 @@ const publicHoliday = (value: unknown, field: string): PublicHoliday =>
  */
 export function createAttendanceApi(get: Transport): AttendanceApi {
   const listRecords: AttendanceApi['listRecords'] = async (params, options) =>
-    get('/v1/attendance/list', buildQuery(FIELDS.attendance, params), options, pageOf(record));
+    get(
+      '/v1/attendance/list',
+      buildQuery(FIELDS.attendance, params),
+      options,
+      pageOf(record, params?.pageNumber),
+    );
   const listExceptions: AttendanceApi['listExceptions'] = async (params, options) =>
-    get('/v1/attendance/exceptions', buildQuery(FIELDS.exceptions, params), options, pageOf(exception));
+    get(
+      '/v1/attendance/exceptions',
+      buildQuery(FIELDS.exceptions, params),
+      options,
+      pageOf(exception, params?.pageNumber),
+    );
   return {
     listRecords,
     iterateRecords: (params = {}, options) => iteratePages((p) => listRecords(p, options), params),

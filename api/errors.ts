@@ -11,9 +11,10 @@ export interface ApiErrorOptions extends ErrorOptions {
 /**
  * A call that did not give a usable answer. `code` and `message` are the service's when it answered
  * `isSuccessful: false`; the client's own codes are `rate_limited` (still limited after the retries),
- * `timeout` (no answer within `timeoutMs`), `network_error` (no answer at all; the original error is `cause`) and
- * `invalid_response` (an answer of an unexpected shape; `field` says where). `status` is the HTTP status, 0 when
- * no answer came.
+ * `timeout` (no answer within `timeoutMs`), `network_error` (no answer at all; the original error is `cause`),
+ * `redirected` (a 3xx, which the client never follows), `http_<status>` (a failure status without the service's
+ * failure envelope) and `invalid_response` (an answer of an unexpected shape; `field` says where). `status` is the
+ * HTTP status, 0 when no answer came.
  * @example
  * try { await api.attendance.getException(id); } catch (e) { if (e instanceof ApiError && e.status === 404) return; }
  */

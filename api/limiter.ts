@@ -1,5 +1,8 @@
 // The client-side rate limit: at most `requests` per `intervalMs` per key (spec "Limits": 300 a minute).
 
+/** The longest delay a timer takes: a longer one fires at once. */
+export const MAX_TIMER_MS: number = 2 ** 31 - 1;
+
 /** Waits `ms` milliseconds, or rejects with the signal's reason when it is aborted first. */
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
@@ -81,6 +84,18 @@ export function createRateLimiter({
   sleep: wait = sleep,
   scope,
 }: RateLimiterOptions = {}): RateLimiter {
+  // A limit of no requests (0, NaN) or an interval that is not a time would make every call wait for ever; and a
+  // timer past 2^31 - 1 ms fires at once, which would turn the wait for a slot into a busy loop.
+  if (!Number.isSafeInteger(requests) || requests < 1) {
+    throw new TypeError(
+      `workforce-webhooks: rateLimit.requests must be a whole number, 1 or more (got ${String(requests)}); pass rateLimit: false for no limit`,
+    );
+  }
+  if (!Number.isFinite(intervalMs) || intervalMs <= 0 || intervalMs > MAX_TIMER_MS) {
+    throw new TypeError(
+      `workforce-webhooks: rateLimit.intervalMs must be a number of milliseconds over 0 and at most ${MAX_TIMER_MS} (got ${String(intervalMs)})`,
+    );
+  }
   const slots = scope === undefined ? newSlots() : slotsOf(scope, now);
   return {
     async acquire(signal) {

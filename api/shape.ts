@@ -21,8 +21,15 @@ export class ShapeError extends Error {
 /** A field path and the value found there. */
 export type Read<T> = (value: unknown, field: string) => T;
 
-const show = (value: unknown): string =>
-  value === undefined ? 'missing' : `${JSON.stringify(value)?.slice(0, 60) ?? String(value)}`;
+/** A short description of a value: never a stringified object, which could be megabytes or too deep to print. */
+function show(value: unknown): string {
+  if (value === undefined) return 'missing';
+  if (typeof value === 'string')
+    return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}...` : value);
+  if (Array.isArray(value)) return `an array of ${value.length}`;
+  if (typeof value === 'object' && value !== null) return 'an object';
+  return String(value);
+}
 
 /**
  * `value` as an object, or a `ShapeError` naming `field`.
@@ -46,14 +53,44 @@ export function list<T>(value: unknown, field: string, item: Read<T>): T[] {
 }
 
 /**
- * `record[key]` as a whole number.
+ * `record[key]` as a whole number, from `min` to `max` when given.
  * @example
  * integer(page, 'pageNumber', 'data')
  */
-export function integer(record: Record<string, unknown>, key: string, field: string): number {
+export function integer(
+  record: Record<string, unknown>,
+  key: string,
+  field: string,
+  { min = Number.NEGATIVE_INFINITY, max = Number.POSITIVE_INFINITY }: { min?: number; max?: number } = {},
+): number {
   const value = record[key];
   if (typeof value !== 'number' || !Number.isInteger(value))
     throw new ShapeError(`${field}.${key}`, `is ${show(value)}, not a whole number`);
+  if (value < min || value > max)
+    throw new ShapeError(`${field}.${key}`, `is ${value}, not ${min} to ${max}`);
+  return value;
+}
+
+/**
+ * `record[key]` as a string.
+ * @example
+ * string(row, 'name', 'data.data[0]')
+ */
+export function string(record: Record<string, unknown>, key: string, field: string): string {
+  const value = record[key];
+  if (typeof value !== 'string') throw new ShapeError(`${field}.${key}`, `is ${show(value)}, not a string`);
+  return value;
+}
+
+/**
+ * `record[key]` as a boolean.
+ * @example
+ * boolean(row, 'isActive', 'data.data[0]')
+ */
+export function boolean(record: Record<string, unknown>, key: string, field: string): boolean {
+  const value = record[key];
+  if (typeof value !== 'boolean')
+    throw new ShapeError(`${field}.${key}`, `is ${show(value)}, not true or false`);
   return value;
 }
 

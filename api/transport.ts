@@ -1,6 +1,8 @@
 // One GET against the read API: bearer key, shared rate limit, deadline, Retry-After retries, envelope unwrapped.
 import { ApiError } from './errors.js';
 import { createRateLimiter, type RateLimiter, type Sleep, sleep as timerSleep } from './limiter.js';
+import { baseUrlOf, checkOptions } from './options.js';
+import { retryAfterMs } from './retry-after.js';
 import { type Read, ShapeError } from './shape.js';
 
 /** Per-call options. */
@@ -21,9 +23,9 @@ export interface TransportOptions {
    * turns it off.
    */
   readonly rateLimit?: { readonly requests?: number; readonly intervalMs?: number } | false;
-  /** How many times a rate-limited call is retried after its `Retry-After`. Default 3. */
+  /** How many times a rate-limited call is retried after its `Retry-After`, a whole number. Default 3. */
   readonly maxRetries?: number;
-  /** Longest `Retry-After` the client waits; a longer one fails at once. Default 60 000. */
+  /** Longest `Retry-After` the client waits; a longer one fails at once. Default 60 000, at most 2 147 483 647. */
   readonly maxRetryAfterMs?: number;
   /** Deadline of each request, answer and body included; `ApiError` `timeout` when it passes. Default 30 000. */
   readonly timeoutMs?: number;
@@ -56,17 +58,8 @@ export function createTransport({
   now = Date.now,
   sleep = timerSleep,
 }: TransportOptions): Transport {
-  if (typeof apiKey !== 'string' || apiKey.trim() === '') {
-    throw new TypeError('workforce-webhooks: createApiClient needs an apiKey');
-  }
-  // AbortSignal.timeout takes whole milliseconds, and a timer past 2^31 - 1 ms would fire at once.
-  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0 || timeoutMs > 2 ** 31 - 1) {
-    throw new TypeError(
-      'workforce-webhooks: createApiClient timeoutMs must be a whole number of milliseconds, 1 to 2147483647',
-    );
-  }
-  const base = new URL(String(baseUrl));
-  if (!base.pathname.endsWith('/')) base.pathname += '/';
+  checkOptions({ apiKey, timeoutMs, maxRetries, maxRetryAfterMs });
+  const base = baseUrlOf(baseUrl);
   // Spec "Limits": 300 a minute per key, so every client of this key (and service) in the process shares one.
   const limiter: RateLimiter | undefined =
     rateLimit === false
@@ -88,6 +81,7 @@ export function createTransport({
         release?.();
       }
       const { response, text } = answer;
+      if (isRedirect(response)) throw redirected(response, url, endpoint);
       const retryAfter = response.headers.get('retry-after');
       // Spec "Errors": the status of a rate-limited answer is not shown, only that it carries Retry-After.
       if (!response.ok && (retryAfter !== null || response.status === 429)) {
@@ -107,10 +101,14 @@ export function createTransport({
       try {
         return read(data, 'data');
       } catch (error) {
-        if (!(error instanceof ShapeError)) throw error;
-        throw new ApiError('invalid_response', error.message, response.status, {
+        // Whatever reading the answer throws is about the answer, never a crash of the caller's code.
+        const shape = error instanceof ShapeError;
+        const message = shape
+          ? error.message
+          : `data could not be read (${error instanceof Error ? error.name : typeof error})`;
+        throw new ApiError('invalid_response', message, response.status, {
           endpoint,
-          field: error.field,
+          field: shape ? error.field : 'data',
           cause: error,
         });
       }
@@ -126,6 +124,8 @@ export function createTransport({
     try {
       const response = await fetchImpl(url, {
         headers,
+        // Every hop would be a request the service counts, outside the rate limit: a 3xx is answered as an error.
+        redirect: 'manual',
         signal: signal === undefined ? deadline : AbortSignal.any([signal, deadline]),
       });
       return { response, text: await response.text() };
@@ -134,11 +134,12 @@ export function createTransport({
       if (signal?.aborted) throw signal.reason;
       if (deadline.aborted)
         throw new ApiError('timeout', `no answer within ${timeoutMs} ms`, 0, { endpoint, cause: error });
-      const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
-      const reason = cause?.code ?? cause?.message ?? (error as Error).message;
-      throw new ApiError('network_error', `could not reach ${url.origin} (${String(reason)})`, 0, {
+      // Only a code such as ECONNREFUSED: fetch's own messages may quote the request, headers included.
+      const code = errorCode(error);
+      throw new ApiError('network_error', `could not reach ${url.origin}${code ? ` (${code})` : ''}`, 0, {
         endpoint,
-        cause: error,
+        // Kept for its stack and code, unless the key shows in it (a custom fetch may quote the headers).
+        cause: mentions(error, apiKey) ? undefined : error,
       });
     }
   }
@@ -159,23 +160,54 @@ function unwrap(response: Response, text: string, endpoint: string): unknown {
       field: 'isSuccessful',
     });
   }
-  if (!envelope.isSuccessful || !response.ok) {
+  // The service's code and message only for a failure it reports; a success envelope on a failure status (spec:
+  // code 00 is success) is the status's failure.
+  if (!envelope.isSuccessful) {
     const code = typeof envelope.code === 'string' ? envelope.code : `http_${response.status}`;
     const message = typeof envelope.message === 'string' ? envelope.message : response.statusText;
     throw new ApiError(code, message, response.status, { endpoint });
   }
+  if (!response.ok) {
+    const { status } = response;
+    throw new ApiError(`http_${status}`, 'a failure status with a success envelope', status, { endpoint });
+  }
   return envelope.data;
 }
 
-// An IMF-fixdate, the form of HTTP dates (RFC 9110): `Sun, 06 Nov 1994 08:49:37 GMT`.
-const HTTP_DATE = /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/;
+/** A 3xx (or, where fetch hides it, an opaque redirect): the read API has none. */
+const isRedirect = (response: Response): boolean =>
+  response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400);
 
-/** `Retry-After` as seconds or an HTTP date, in milliseconds from now; one second when absent or unreadable. */
-function retryAfterMs(value: string | null, now: number): number {
-  if (value === null) return 1000;
-  const text = value.trim();
-  if (/^\d+$/.test(text)) return Number(text) * 1000;
-  // Anything else Date.parse reads ('1.5', '-1') is not a date the service would send.
-  const at = HTTP_DATE.test(text) ? Date.parse(text) : Number.NaN;
-  return Number.isNaN(at) ? 1000 : Math.max(0, at - now);
+/** The error for a redirect: where it points (origin and path only), so the caller can fix `baseUrl`. */
+function redirected(response: Response, url: URL, endpoint: string): ApiError {
+  let to = '';
+  try {
+    const target = new URL(response.headers.get('location') ?? '', url);
+    if (response.headers.has('location')) to = ` to ${target.origin}${target.pathname}`;
+  } catch {
+    // An unreadable Location: say only that it redirected.
+  }
+  return new ApiError(
+    'redirected',
+    `a redirect${to}; the read API answers at its own URL and the client follows no redirect (each hop is a request the rate limit would not see): set baseUrl to the URL the service answers at`,
+    response.status,
+    { endpoint },
+  );
+}
+
+/** A code such as ECONNREFUSED from a fetch error or its cause. */
+function errorCode(error: unknown): string | undefined {
+  const e = error as { code?: unknown; cause?: { code?: unknown } } | undefined;
+  return [e?.cause?.code, e?.code].find(
+    (code): code is string => typeof code === 'string' && /^[A-Z][A-Z0-9_]*$/.test(code),
+  );
+}
+
+/** Whether `secret` appears in the message of `error` or of its causes. */
+function mentions(error: unknown, secret: string): boolean {
+  for (let e = error, depth = 0; e !== undefined && e !== null && depth < 8; depth++) {
+    if (String((e as { message?: unknown }).message).includes(secret)) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
 }

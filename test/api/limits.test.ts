@@ -91,6 +91,54 @@ describe('rate limit', () => {
     const api = createApiClient({ apiKey: mock.apiKeys.full, baseUrl: mock.baseUrl });
     await expect(api.leave.listTypes({}, { signal: AbortSignal.abort() })).rejects.toThrow();
   });
+
+  it.each([
+    ['requests: 0', { requests: 0 }],
+    ['requests: NaN', { requests: Number.NaN }],
+    ['requests: 1.5', { requests: 1.5 }],
+    ['requests: Infinity', { requests: Number.POSITIVE_INFINITY }],
+    ['intervalMs: NaN', { intervalMs: Number.NaN }],
+    ['intervalMs: 0', { intervalMs: 0 }],
+    ['intervalMs: 2^31', { intervalMs: 2 ** 31 }],
+  ])('refuses rateLimit %s when the client is made, not with calls that wait for ever', (_, rateLimit) => {
+    expect(() => createApiClient({ apiKey: 'wf_key', baseUrl: 'http://127.0.0.1:9', rateLimit })).toThrow(
+      TypeError,
+    );
+    expect(() => createApiClient({ apiKey: 'wf_key', baseUrl: 'http://127.0.0.1:9', rateLimit })).toThrow(
+      /^workforce-webhooks: rateLimit\.(requests|intervalMs) must be/,
+    );
+  });
+
+  it('counts every request the service sees: a redirect is answered as an error, never followed outside the limit', async () => {
+    // A proxy in front of the service that sends every path to its canonical form with a same-origin 308.
+    const server = await loopback((req, res) => {
+      if (req.url?.startsWith('/canonical/')) return envelope(res, 200, page([]));
+      res.writeHead(308, { location: `/canonical${req.url}` });
+      res.end();
+    });
+    try {
+      const api = createApiClient({
+        apiKey: 'wf_key',
+        baseUrl: server.baseUrl,
+        rateLimit: { requests: 5 },
+        now,
+        sleep,
+      });
+      for (let i = 0; i < 5; i++) {
+        await expect(api.leave.listTypes()).rejects.toMatchObject({
+          name: 'ApiError',
+          code: 'redirected',
+          status: 308,
+          endpoint: 'GET /v1/leavetype/list',
+        });
+      }
+      // Five calls, five slots of the limit, five requests: nothing the service counted went unseen.
+      expect(server.requests.map((url) => url.pathname)).toEqual(Array(5).fill('/v1/leavetype/list'));
+      expect(sleeps).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
 });
 
 // Concurrent waiters each move the clock to the end of their own wait, never back.
@@ -220,6 +268,38 @@ describe('spec "Errors": "the answer carries a Retry-After header telling how lo
       await expect(api.leave.listTypes()).rejects.toMatchObject({ code: 'rate_limited', status: 503 });
       expect(server.requests).toHaveLength(1);
       expect(sleeps).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it.each([
+    ['maxRetryAfterMs', 2 ** 32],
+    ['maxRetryAfterMs', Number.POSITIVE_INFINITY],
+    ['maxRetryAfterMs', Number.NaN],
+    ['maxRetryAfterMs', -1],
+    ['maxRetries', -1],
+    ['maxRetries', 1.5],
+    ['maxRetries', Number.NaN],
+    ['maxRetries', Number.POSITIVE_INFINITY],
+  ])('refuses %s %s when the client is made', (option, value) => {
+    // A wait past a timer's range (2^31 - 1 ms) would end at once: every long Retry-After would be retried at once.
+    expect(() =>
+      createApiClient({ apiKey: 'wf_key', baseUrl: 'http://127.0.0.1:9', [option]: value }),
+    ).toThrow(new RegExp(`^workforce-webhooks: createApiClient ${option} must be`));
+  });
+
+  it("ends a Retry-After wait at once on the caller's abort, with the caller's reason", async () => {
+    const controller = new AbortController();
+    const reason = new Error('shutting down');
+    const server = await loopback((_, res) => {
+      envelope(res, 429, null, { 'retry-after': '30' });
+      setTimeout(() => controller.abort(reason), 20); // while the client waits out the 30 s, on its real timer
+    });
+    try {
+      const api = createApiClient({ apiKey: 'wf_key', baseUrl: server.baseUrl, rateLimit: false });
+      await expect(api.leave.listTypes({}, { signal: controller.signal })).rejects.toBe(reason);
+      expect(server.requests).toHaveLength(1);
     } finally {
       await server.close();
     }

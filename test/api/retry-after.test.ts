@@ -1,52 +1,60 @@
-// A Retry-After that is neither delay-seconds nor an HTTP date ('1.5', which Date.parse reads as a day in 2001) waits
-// the documented one second, not nothing.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+// Retry-After as delay-seconds or an HTTP date in any of RFC 9110's three forms; anything else ('1.5', which
+// Date.parse reads as a day in 2001) waits the documented one second, not nothing.
+import { describe, expect, it } from 'vitest';
 import { createApiClient } from 'workforce-webhooks/api';
+import { envelope, loopback, page } from './loopback.js';
 
-const cleanup: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const close of cleanup.splice(0).reverse()) await close();
-});
-
-describe('an unreadable Retry-After waits the documented one second', () => {
-  it.each(['1.5', '-1', '0.5'])('Retry-After: %s', async (value) => {
-    let n = 0;
-    const server: Server = createServer((_req, res) => {
-      n++;
-      if (n === 1) {
-        res.writeHead(429, { 'content-type': 'application/json', 'retry-after': value });
-        res.end(
-          JSON.stringify({ isSuccessful: false, code: 'rate_limited', message: 'slow down', data: null }),
-        );
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(
-        JSON.stringify({
-          isSuccessful: true,
-          code: '00',
-          message: 'Success',
-          data: { data: [], pageNumber: 1, pageSize: 25, totalRecords: 0, totalPages: 0 },
-        }),
-      );
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    cleanup.push(() => {
-      server.closeAllConnections();
-      return new Promise((resolve) => server.close(resolve));
-    });
+/** What the client waited after one 429 carrying `value`, with the clock at `now`. */
+async function waitsFor(value: string, now = Date.parse('2026-06-15T12:00:00Z')): Promise<number[]> {
+  const server = await loopback((_, res, index) =>
+    index === 0 ? envelope(res, 429, null, { 'retry-after': value }) : envelope(res, 200, page([])),
+  );
+  try {
     const sleeps: number[] = [];
     const api = createApiClient({
       apiKey: 'wf_key',
-      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      baseUrl: server.baseUrl,
       rateLimit: false,
+      now: () => now,
       sleep: async (ms) => {
         sleeps.push(ms);
       },
     });
     await api.leave.listTypes();
-    expect(sleeps).toEqual([1000]);
+    return sleeps;
+  } finally {
+    await server.close();
+  }
+}
+
+describe('RFC 9110 section 5.6.7: a recipient accepts all three forms of HTTP date', () => {
+  it.each([
+    ['an IMF-fixdate', 'Mon, 15 Jun 2026 12:00:30 GMT'],
+    ['an RFC 850 date', 'Monday, 15-Jun-26 12:00:30 GMT'],
+    ['an asctime date', 'Mon Jun 15 12:00:30 2026'],
+  ])('waits out %s 30 s ahead', async (_, value) => {
+    expect(await waitsFor(value)).toEqual([30_000]);
+  });
+
+  it('reads an asctime day padded with a space', async () => {
+    expect(await waitsFor('Mon Jun  1 12:00:30 2026', Date.parse('2026-06-01T12:00:00Z'))).toEqual([30_000]);
+  });
+
+  it('reads an RFC 850 year more than 50 years ahead as the past one: a date gone by waits nothing', async () => {
+    expect(await waitsFor('Sunday, 06-Nov-94 08:49:37 GMT')).toEqual([0]);
+  });
+});
+
+describe('an unreadable Retry-After waits the documented one second', () => {
+  it.each([
+    '1.5',
+    '-1',
+    '0.5',
+    'Mon, 15 Jun 2026 12:00:30 UTC',
+    'Mon Jun 1 12:00:30 2026',
+    'Monday, 31-Jun-26 12:00:30 GMT',
+    '2026-06-15T12:00:30Z',
+  ])('Retry-After: %s', async (value) => {
+    expect(await waitsFor(value)).toEqual([1000]);
   });
 });
