@@ -7,8 +7,11 @@ import { ConfigurationError } from '../src/errors.js';
 import type { DeadLetter, DeadLetterPage, DeadLetterQuery, QueuedEvent } from '../src/queue.js';
 import { LUA_BELOW } from './redis-script.js';
 
-/** A job's data: the queued event, and the class of its last failure (for the dead-letter list). */
-export type JobData = QueuedEvent & { readonly lastError?: string };
+/**
+ * A job's data: the queued event, the class of its last failure (for the dead-letter list), and for an inline run
+ * handed over with no attempt left, its failure's message (the job fails with it at once).
+ */
+export type JobData = QueuedEvent & { readonly lastError?: string; readonly failedInline?: string };
 /** A job of the queue. */
 export type EventJob = Job<JobData>;
 

@@ -94,6 +94,13 @@ async function quitWithin(client: Redis, ms: number): Promise<void> {
   if (await outlasts(quit, ms)) client.disconnect();
 }
 
+// The failure an inline run handed over with no attempt left, as BullMQ keeps one: its class and message.
+function inlineFailure({ failedInline, lastError }: JobData): Error {
+  const error = new Error(failedInline);
+  if (lastError !== undefined) error.name = lastError;
+  return error;
+}
+
 /**
  * The durable queue for several instances: `enqueue` resolves once the job (id = event id) is stored in Redis,
  * workers on every instance run it, a dead instance's jobs are taken over, exhausted jobs are the dead letters.
@@ -240,6 +247,8 @@ export function createBullmqQueue({
       );
       return;
     }
+    // An inline run's hand-over with no attempt left: the inline failure, recorded as this job's only attempt.
+    if (data.failedInline !== undefined) throw inlineFailure(data);
     successes.started(id, job.processedOn);
     const attempt = startAttempt(hooks!.process, data, {
       attempt: (data.attemptsMade ?? 0) + job.attemptsMade + 1,
@@ -270,6 +279,25 @@ export function createBullmqQueue({
         successes.ended(id);
       }
     }
+  };
+
+  // An inline run's hand-over, as if its last attempt had failed here: the attempts left, after the backoff of that
+  // attempt. With none left it is stored as that failed attempt (one attempt, which the processor fails with the
+  // inline failure without running the handlers), so it becomes a dead letter with the attempts made, and a replay
+  // (`resetForReplay`: `opts.attempts` plus `attemptsMade`) still gets every attempt the app gave the event.
+  const handedOver = (
+    job: QueuedEvent,
+    made: number,
+    failure: unknown,
+  ): [data: JobData, opts: { jobId: string; attempts: number; delay?: number }] => {
+    const jobId = job.event.id;
+    if (made < attempts)
+      return [job, { jobId, attempts: attempts - made, delay: Math.max(0, Math.round(backoff(made))) }];
+    const message = failure instanceof Error ? failure.message : String(failure);
+    return [
+      { ...job, attemptsMade: made - 1, lastError: errorClassOf(failure), failedInline: message },
+      { jobId, attempts: 1 },
+    ];
   };
 
   return {
@@ -313,15 +341,14 @@ export function createBullmqQueue({
         logger.warn({ err: error, queue: name }, 'workforce-webhooks: BullMQ error');
       worker.on('error', warn);
     },
-    async enqueue(job) {
+    async enqueue(job, failure) {
       if (closed) throw new WebhookError('shutting_down', 'the queue is closed');
       if (hooks === undefined) throw new ConfigurationError('the queue was not started by a receiver');
       await usable();
       // Job id = event id (a uuid, so never BullMQ's forbidden `0` or `:`): a second add of one event is a no-op.
-      await queue.add(JOB_NAME, job, {
-        jobId: job.event.id,
-        attempts: Math.max(1, attempts - (job.attemptsMade ?? 0)),
-      });
+      if (job.attemptsMade === undefined || job.attemptsMade === 0)
+        await queue.add(JOB_NAME, job, { jobId: job.event.id, attempts });
+      else await queue.add(JOB_NAME, ...handedOver(job, job.attemptsMade, failure));
       return { status: 'queued' };
     },
     // One round trip: BullMQ counts every state's set in one pipeline.

@@ -11,8 +11,15 @@ export interface InlineRunnerOptions {
   readonly claims: Claims;
   readonly ackDeadlineMs: number;
   readonly handlerTimeoutMs: number;
-  /** Queues a run that failed after its 202, with the handlers that succeeded; resolves with the queue's answer. */
-  readonly handOver: (job: QueuedEvent, token: string) => WebhookResponse | Promise<WebhookResponse>;
+  /**
+   * Queues a run that failed after its 202 with `error`, its failure, and the handlers that succeeded; resolves with
+   * the queue's answer, whose `background` is the queue's work on it.
+   */
+  readonly handOver: (
+    job: QueuedEvent,
+    token: string,
+    error: unknown,
+  ) => WebhookResponse | Promise<WebhookResponse>;
   readonly deadLetter: (letter: DeadLetter) => Promise<void>;
   /** The run failed and the event will be tried again: by the sender (500), or by the queue it was handed to. */
   readonly onRetry?: (job: QueuedEvent, attempt: number) => void;
@@ -37,6 +44,7 @@ type Outcome =
 const OK: Outcome = { ok: true };
 const DEADLINE = Symbol('deadline');
 const HAND_OVER_RETRIES_MS = [1000, 2000, 4000, 8000, 16_000];
+const backgroundOf = (answer: WebhookResponse | undefined): Promise<void> | undefined => answer?.background;
 const hasCode = (error: unknown, code: WebhookErrorCode): boolean =>
   error instanceof WebhookError && error.code === code;
 
@@ -50,27 +58,37 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
   const { process, claims, ackDeadlineMs, handlerTimeoutMs, handOver, deadLetter, onRetry } = options;
   const runs = new Map<string, { readonly attempt: Attempt; readonly outcome: Promise<Outcome> }>();
 
-  const finishLate = async (job: QueuedEvent, token: string, outcome: Outcome): Promise<void> => {
-    if (outcome.ok) return claims.complete(job.event.id, token);
+  // Answers the queue's answer when the event was handed over, whose `background` (the done mark, then the queue's
+  // run of the event) the 202's keep-alive waits for; `close` waits only for the hand-over.
+  const finishLate = async (
+    job: QueuedEvent,
+    token: string,
+    outcome: Outcome,
+  ): Promise<WebhookResponse | undefined> => {
+    if (outcome.ok) {
+      await claims.complete(job.event.id, token);
+      return undefined;
+    }
     // Another delivery owns the event now (logged when the lease was found taken): handing it over would run it twice.
     if (hasCode(outcome.error, 'lease_lost')) return;
     const completed = outcome.completed ?? [];
-    const handedOver = await handOverUntilTaken({ ...job, attemptsMade: 1, completed }, token);
+    const handedOver = await handOverUntilTaken({ ...job, attemptsMade: 1, completed }, token, outcome.error);
     // The claim was taken while the queue refused (logged by the renewal): the event is another delivery's now.
     if (handedOver === undefined) return;
     // The sender already has its 202: an event no queue would take is announced, never dropped silently.
-    if (handedOver.status === answers.accepted.status) onRetry?.(job, 1);
-    else {
-      // Held through every try (a refused hand-over keeps it), given up once here.
-      await claims.release(job.event.id, token);
-      await deadLetter({
-        event: job.event,
-        deliveryId: job.deliveryId,
-        attempts: 1,
-        error: outcome.error,
-        failedAt: Date.now(),
-      });
+    if (handedOver.status === answers.accepted.status) {
+      onRetry?.(job, 1);
+      return handedOver;
     }
+    // Held through every try (a refused hand-over keeps it), given up once here.
+    await claims.release(job.event.id, token);
+    await deadLetter({
+      event: job.event,
+      deliveryId: job.deliveryId,
+      attempts: 1,
+      error: outcome.error,
+      failedAt: Date.now(),
+    });
   };
 
   // Waits between hand-over tries, ended at once by `close`; and the late finishes in flight, which `close` awaits.
@@ -85,7 +103,7 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
       const timer = setTimeout(end, ms);
       pauses.add(end);
     });
-  const finishing = new Set<Promise<void>>();
+  const finishing = new Set<Promise<unknown>>();
 
   // A queue takes an event already answered 2xx even when full (the receiver's queues do); a queue that still
   // refuses, or cannot be reached, is asked again a few times before the event is given up as a dead letter.
@@ -94,8 +112,9 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
   const handOverUntilTaken = async (
     job: QueuedEvent,
     token: string,
+    error: unknown,
   ): Promise<WebhookResponse | undefined> => {
-    let answer = await handOver(job, token);
+    let answer = await handOver(job, token, error);
     for (const ms of HAND_OVER_RETRIES_MS) {
       if (answer.status === answers.accepted.status || closed) break;
       let taken = false;
@@ -110,7 +129,7 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
       await pause(ms);
       stop();
       if (taken) return undefined;
-      answer = await handOver(job, token);
+      answer = await handOver(job, token, error);
     }
     return answer;
   };
@@ -148,7 +167,8 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
         finishing.add(late);
         const settled = (): void => void finishing.delete(late);
         late.then(settled, settled);
-        return withBackground(answers.accepted, late);
+        // The keep-alive (`after()`, `waitUntil`) covers a handed-over event until the queue is done with it.
+        return withBackground(answers.accepted, late.then(backgroundOf));
       }
       if (first.ok) {
         await claims.complete(id, token);

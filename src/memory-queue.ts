@@ -136,24 +136,39 @@ class MemoryQueue implements EventQueue {
     this.#process = hooks.process;
   }
 
-  enqueue(data: QueuedEvent): Promise<EnqueueResult> {
+  enqueue(data: QueuedEvent, failure?: unknown): Promise<EnqueueResult> {
     try {
-      return Promise.resolve(this.#enqueueNow(data));
+      return Promise.resolve(this.#enqueueNow(data, failure));
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  #enqueueNow(data: QueuedEvent): EnqueueResult {
+  #enqueueNow(data: QueuedEvent, failure?: unknown): EnqueueResult {
     if (this.#closed) throw new WebhookError('shutting_down', 'the queue is closed');
     if (this.#hooks === undefined) throw new ConfigurationError('the queue was not started by a receiver');
     // An event with attempts made was already answered 2xx (an inline run handed over): the sender will not
     // retry it, so it is taken past maxQueued, which only holds back new deliveries.
-    if (this.#size >= this.#maxQueued && !(data.attemptsMade !== undefined && data.attemptsMade > 0))
-      return FULL;
+    if (data.attemptsMade !== undefined && data.attemptsMade > 0)
+      return this.#handedOver(new Job(data, this.#owner), failure);
+    if (this.#size >= this.#maxQueued) return FULL;
     const job = new Job(data, this.#owner);
     this.#ready.push(job);
     this.#schedule();
+    return job;
+  }
+
+  // An inline run's hand-over goes on as if its last attempt had failed here: the backoff of that attempt, or a
+  // dead letter when it was the last. One cut by close() (its handler may still run, ignoring its signal) is not
+  // started again beside it: a letter that waited, as close() leaves every job it gives up.
+  #handedOver(job: Job, failure: unknown): EnqueueResult {
+    const made = job.attempt - 1;
+    if (failure instanceof WebhookError && failure.code === 'shutting_down')
+      void this.#bury(job, failure, true);
+    else if (made >= this.#attempts) {
+      job.attempt = made;
+      void this.#bury(job, failure);
+    } else this.#retryLater(job, this.#delay(made));
     return job;
   }
 
@@ -291,16 +306,18 @@ class MemoryQueue implements EventQueue {
     }
     this.#hooks!.onRetry?.(job.data, job.attempt);
     job.attempt++;
-    this.#delayed.add(job);
-    job.timer = setTimeout(
-      () => {
-        this.#delayed.delete(job);
-        this.#ready.push(job);
-        this.#pump();
-      },
-      this.#delay(job.attempt - 1),
-    );
+    this.#retryLater(job, this.#delay(job.attempt - 1));
     this.#next();
+  }
+
+  // Between two attempts: held in the delayed set (counted, and given up by close()) until `ms` pass.
+  #retryLater(job: Job, ms: number): void {
+    this.#delayed.add(job);
+    job.timer = setTimeout(() => {
+      this.#delayed.delete(job);
+      this.#ready.push(job);
+      this.#pump();
+    }, ms);
   }
 
   // The job's ordering key is held by another event: it waits, out of the running slots and as the same attempt,

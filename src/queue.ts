@@ -89,9 +89,12 @@ export interface EventQueue {
   start(hooks: QueueHooks): void;
   /**
    * Holds the job; rejects when the backend cannot be reached. A job with `attemptsMade` was already answered
-   * 2xx (an inline run handed over): take it even when full, since the sender will not send it again.
+   * 2xx (an inline run handed over, `failure` the error of its last attempt): take it even when full, since the
+   * sender will not send it again; run it after the backoff of attempt `attemptsMade`, or, with no attempt left,
+   * make it a dead letter at once (with `failure`). One whose `failure` is the shutdown's (`shutting_down`) is not run
+   * again in this process: the memory queue keeps it as a dead letter that waited, a durable one for another instance.
    */
-  enqueue(job: QueuedEvent): Promise<EnqueueResult>;
+  enqueue(job: QueuedEvent, failure?: unknown): Promise<EnqueueResult>;
   /**
    * One page of the dead letters that match the query's filter, newest first (`limit` default 100, at most
    * 1 000); every one stays kept.

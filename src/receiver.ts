@@ -212,14 +212,15 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
   let closing = false;
   let drained: Promise<void> | undefined;
 
-  const enqueue = (job: QueuedEvent, token: string): Answer => {
+  // `failure`: an inline run's hand-over, the failure of its last attempt (see `EventQueue.enqueue`).
+  const enqueue = (job: QueuedEvent, token: string, failure?: unknown): Answer => {
     let result: Promise<EnqueueResult>;
     let late = false;
     try {
       result = queue.inProcess
-        ? queue.enqueue(job)
+        ? queue.enqueue(job, failure)
         : withDeadline(
-            () => queue.enqueue(job),
+            () => queue.enqueue(job, failure),
             queueTimeoutMs,
             'queue_unavailable',
             (pending) => {

@@ -207,6 +207,41 @@ describe.each(queues)('%s: replaying a letter an inline run handed over', (_labe
     expect(seen.slice(1)).toEqual([1, 2, 3, 4]);
     expect(dead[1]!.attempts).toBe(ATTEMPTS);
   });
+
+  it.skipIf(skip)(
+    'runs one handed over with no attempt left through every one of `attempts`',
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      const queue = make();
+      open.push(queue);
+      const seen: number[] = [];
+      const dead: DeadLetter[] = [];
+      queue.start({
+        logger: silentLogger,
+        process: async (_job, ctx) => {
+          seen.push(ctx.attempt);
+          throw new HandlerFailure([new TypeError('down')], []);
+        },
+        onDeadLetter: async (letter) => {
+          dead.push(letter);
+        },
+      });
+      // An inline run made the last attempt before handing the event over: a dead letter at once, never run here.
+      const job = queuedEvent({ attemptsMade: ATTEMPTS });
+      await queue.enqueue(job, new HandlerFailure([new TypeError('down')], []));
+      await expect.poll(() => dead.length, { timeout: 20_000 }).toBe(1);
+      expect(seen).toEqual([]);
+      expect(dead[0]!.attempts).toBe(ATTEMPTS);
+      await expect.poll(async () => (await queue.deadLetters()).items.length, { timeout: 10_000 }).toBe(1);
+
+      expect(await queue.replay(job.event.id)).toBe(true);
+      await expect.poll(() => dead.length, { timeout: 20_000 }).toBe(2);
+      expect(seen).toEqual([1, 2, 3, 4]);
+      expect(dead[1]!.attempts).toBe(ATTEMPTS);
+    },
+  );
 });
 
 describe.skipIf(!redisUrl)(

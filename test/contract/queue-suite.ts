@@ -495,6 +495,40 @@ export function runQueueContract(name: string, create: (options: QueueContractOp
       expect(dead[0]!.attempts).toBe(3);
     });
 
+    it('runs an inline hand-over after the backoff of the attempt it made, not at once', async () => {
+      const asked: number[] = [];
+      const done = deferred();
+      const backoff = (attempt: number): number => {
+        asked.push(attempt);
+        return 500;
+      };
+      const { queue, attempts } = started({ attempts: 3, backoff }, () => done.resolve());
+      const enqueuedAt = performance.now();
+      await queue.enqueue(queuedEvent({ attemptsMade: 1 }), new HandlerFailure([new Error('down')], []));
+      await done.promise;
+      // A timer may fire a millisecond early.
+      expect(performance.now() - enqueuedAt).toBeGreaterThanOrEqual(495);
+      expect(asked).toEqual([1]);
+      expect(attempts.map((a) => a.ctx.attempt)).toEqual([2]);
+    });
+
+    it('makes an inline hand-over with no attempt left a dead letter at once, with its attempts, never run', async () => {
+      const { queue, attempts, dead, deadOnce } = started({ attempts: 2 }, () => {
+        throw new HandlerFailure([new Error('down again')], []);
+      });
+      const job = queuedEvent({ attemptsMade: 2, completed: [0] });
+      await queue.enqueue(job, new HandlerFailure([new TypeError('down')], [0]));
+      await deadOnce;
+      expect(attempts).toEqual([]);
+      expect(dead[0]).toMatchObject({ event: job.event, attempts: 2 });
+      expect(dead[0]!.error).toBeInstanceOf(Error);
+      await expect
+        .poll(async () =>
+          (await queue.deadLetters()).items.map((letter) => [letter.event.id, letter.attempts]),
+        )
+        .toEqual([[job.event.id, 2]]);
+    });
+
     it('runs no more events at once than its concurrency', async () => {
       const gate = deferred();
       let running = 0;
