@@ -17,11 +17,16 @@ export const ADMIN_TIMEOUT_MS = 10_000;
  * Runs `call` unless the queue is `closed` (its connections are gone: BullMQ's closed Postgres backend would never
  * answer), rejecting with `queue_unavailable` once `ADMIN_TIMEOUT_MS` pass first: a silent Redis keeps a command,
  * or the wait for its connection, pending for ever. The call is not cancelled: a discard or a replay that lands
- * later does what was asked, once (the letter is no longer there for anyone who asks again, who gets false).
+ * later does what was asked, once (the letter is no longer there for anyone who asks again, who gets false);
+ * `expired` is given the call's still pending promise when the deadline passes, to report what it does if it lands.
  * @example
  * deadLetters: (query) => adminCall(closed, () => readDeadLetters(queue, connect, query)),
  */
-export function adminCall<T>(closed: boolean, call: () => Promise<T>): Promise<T> {
+export function adminCall<T>(
+  closed: boolean,
+  call: () => Promise<T>,
+  expired?: (pending: Promise<T>) => void,
+): Promise<T> {
   if (closed) return Promise.reject(new WebhookError('shutting_down', 'the queue is closed'));
-  return withDeadline(call, ADMIN_TIMEOUT_MS, 'queue_unavailable');
+  return withDeadline(call, ADMIN_TIMEOUT_MS, 'queue_unavailable', expired);
 }

@@ -228,6 +228,10 @@ export function createBullmqQueue({
     // Handlers get an Error, as for every other abort.
     for (const id of [...ids]) running.get(id)?.abort(new WebhookError('shutting_down', reason));
   };
+  // The attempts aborted because their job's lock was lost. BullMQ cannot record their failure (its moveToFailed
+  // finds the lock gone and emits `error`, never `failed`), so the processor counts each: a retry, as another worker
+  // runs the job again. Weak: an entry goes with its attempt.
+  const lockLost = new WeakSet<Attempt>();
 
   // Records of success, so that a finished job Redis hands to another worker after a stall is not run again.
   const successes = new SuccessRecords({
@@ -250,10 +254,8 @@ export function createBullmqQueue({
     // An inline run's hand-over with no attempt left: the inline failure, recorded as this job's only attempt.
     if (data.failedInline !== undefined) throw inlineFailure(data);
     successes.started(id, job.processedOn);
-    const attempt = startAttempt(hooks!.process, data, {
-      attempt: (data.attemptsMade ?? 0) + job.attemptsMade + 1,
-      timeoutMs: handlerTimeoutMs,
-    });
+    const number = (data.attemptsMade ?? 0) + job.attemptsMade + 1;
+    const attempt = startAttempt(hooks!.process, data, { attempt: number, timeoutMs: handlerTimeoutMs });
     running.set(id, attempt);
     try {
       await attempt.done;
@@ -265,6 +267,8 @@ export function createBullmqQueue({
         await job.moveToDelayed(Date.now() + error.retryInMs, token);
         throw new DelayedError();
       }
+      // Cut short for a lost lock: counted here, as BullMQ will not record it (see `lockLost`).
+      if (lockLost.has(attempt)) hooks!.onRetry?.(data, number);
       // Kept on the job before BullMQ records the failure: the handlers that succeeded (by then, for an attempt cut
       // short by its time limit, a lost lock or a shutdown), so the next attempt (any instance) skips them, and the
       // failure's class, for the dead-letter list.
@@ -299,6 +303,18 @@ export function createBullmqQueue({
       { jobId, attempts: 1 },
     ];
   };
+
+  // A replay answered `queue_unavailable` at its deadline that lands later still queued the letter again: reported
+  // then, as a replay answered true is.
+  const lateReplay =
+    (eventId: string) =>
+    (pending: Promise<boolean>): void =>
+      void pending.then(
+        (replayed) => {
+          if (replayed) hooks?.onLateReplay?.(eventId);
+        },
+        () => {},
+      );
 
   return {
     start(given) {
@@ -336,7 +352,13 @@ export function createBullmqQueue({
         void given.onDeadLetter(letterOf(job, error));
       });
       // The lock lapsed (and another worker may take the job): stop this attempt's handlers.
-      worker.on('lockRenewalFailed', (ids) => abortRunning('the job lock was lost', ids));
+      worker.on('lockRenewalFailed', (ids: string[]) => {
+        for (const id of ids) {
+          const attempt = running.get(id);
+          if (attempt !== undefined) lockLost.add(attempt);
+        }
+        abortRunning('the job lock was lost', ids);
+      });
       const warn = (error: Error): void =>
         logger.warn({ err: error, queue: name }, 'workforce-webhooks: BullMQ error');
       worker.on('error', warn);
@@ -348,7 +370,13 @@ export function createBullmqQueue({
       // Job id = event id (a uuid, so never BullMQ's forbidden `0` or `:`): a second add of one event is a no-op.
       if (job.attemptsMade === undefined || job.attemptsMade === 0)
         await queue.add(JOB_NAME, job, { jobId: job.event.id, attempts });
-      else await queue.add(JOB_NAME, ...handedOver(job, job.attemptsMade, failure));
+      else {
+        const made = job.attemptsMade;
+        await queue.add(JOB_NAME, ...handedOver(job, made, failure));
+        // The inline attempt, counted by what follows it: a retry when attempts are left (with none, the job's
+        // failure reports it as the dead letter).
+        if (made < attempts) hooks?.onRetry?.(job, made);
+      }
       return { status: 'queued' };
     },
     // One round trip: BullMQ counts every state's set in one pipeline.
@@ -366,34 +394,38 @@ export function createBullmqQueue({
       return adminCall(closed, () => readDeadLetters(queue, connect, query));
     },
     replay(eventId, { failedAt } = {}) {
-      return adminCall(closed, async () => {
-        if (producer !== undefined) await usable();
-        const job = (await queue.getJob(eventId)) as EventJob | undefined;
-        if (job === undefined) return false;
-        if (producer !== undefined) {
-          // Checked and reset in one script, only while it is still this failure: a replay that another one beat
-          // (or a stale `failedAt`) writes nothing over the run that won, and the letter runs as a new job would.
-          const reset = { failedAt, successKey: successes.keyOf(eventId) };
-          if (!(await resetForReplay(producer, queue, job, reset))) return false;
-        } else {
-          if (!(await job.isFailed())) return false;
-          // A letter that failed again since it was listed is a newer one, not the letter asked for.
-          if (failedAt !== undefined && job.finishedOn !== failedAt) return false;
-          // From its first attempt, with no handler done: only the event, its delivery and its trace link go on.
-          const { event, deliveryId, trace } = job.data;
-          await job.updateData(trace === undefined ? { event, deliveryId } : { event, deliveryId, trace });
-        }
-        try {
-          // Atomic in Redis: of concurrent replays, only the first finds the job failed and moves it back.
-          await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
-        } catch (error) {
-          // The job is gone, or no longer failed: another replay (or a discard) took it first.
-          const code = (error as { code?: unknown })?.code;
-          if (code === ErrorCode.JobNotExist || code === ErrorCode.JobNotInState) return false;
-          throw error;
-        }
-        return true;
-      });
+      return adminCall(
+        closed,
+        async () => {
+          if (producer !== undefined) await usable();
+          const job = (await queue.getJob(eventId)) as EventJob | undefined;
+          if (job === undefined) return false;
+          if (producer !== undefined) {
+            // Checked and reset in one script, only while it is still this failure: a replay that another one beat
+            // (or a stale `failedAt`) writes nothing over the run that won, and the letter runs as a new job would.
+            const reset = { failedAt, successKey: successes.keyOf(eventId) };
+            if (!(await resetForReplay(producer, queue, job, reset))) return false;
+          } else {
+            if (!(await job.isFailed())) return false;
+            // A letter that failed again since it was listed is a newer one, not the letter asked for.
+            if (failedAt !== undefined && job.finishedOn !== failedAt) return false;
+            // From its first attempt, with no handler done: only the event, its delivery and its trace link go on.
+            const { event, deliveryId, trace } = job.data;
+            await job.updateData(trace === undefined ? { event, deliveryId } : { event, deliveryId, trace });
+          }
+          try {
+            // Atomic in Redis: of concurrent replays, only the first finds the job failed and moves it back.
+            await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+          } catch (error) {
+            // The job is gone, or no longer failed: another replay (or a discard) took it first.
+            const code = (error as { code?: unknown })?.code;
+            if (code === ErrorCode.JobNotExist || code === ErrorCode.JobNotInState) return false;
+            throw error;
+          }
+          return true;
+        },
+        lateReplay(eventId),
+      );
     },
     discard(eventId, { failedAt } = {}) {
       return adminCall(closed, async () => {

@@ -21,7 +21,10 @@ export interface InlineRunnerOptions {
     error: unknown,
   ) => WebhookResponse | Promise<WebhookResponse>;
   readonly deadLetter: (letter: DeadLetter) => Promise<void>;
-  /** The run failed and the event will be tried again: by the sender (500), or by the queue it was handed to. */
+  /**
+   * The run failed and the event will be tried again: by the sender (500, or 503 when close() cut it short), or by
+   * another delivery that took its lease. A run handed to a queue is counted by the queue.
+   */
   readonly onRetry?: (job: QueuedEvent, attempt: number) => void;
 }
 
@@ -70,16 +73,22 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
       return undefined;
     }
     // Another delivery owns the event now (logged when the lease was found taken): handing it over would run it twice.
-    if (hasCode(outcome.error, 'lease_lost')) return;
+    // The attempt made is a retry, as before the 202: that delivery runs the event again.
+    if (hasCode(outcome.error, 'lease_lost')) {
+      onRetry?.(job, 1);
+      return;
+    }
     const completed = outcome.completed ?? [];
     const handedOver = await handOverUntilTaken({ ...job, attemptsMade: 1, completed }, token, outcome.error);
-    // The claim was taken while the queue refused (logged by the renewal): the event is another delivery's now.
-    if (handedOver === undefined) return;
-    // The sender already has its 202: an event no queue would take is announced, never dropped silently.
-    if (handedOver.status === answers.accepted.status) {
+    // The claim was taken while the queue refused (logged by the renewal): the event is another delivery's now,
+    // which runs it again.
+    if (handedOver === undefined) {
       onRetry?.(job, 1);
-      return handedOver;
+      return;
     }
+    // The sender already has its 202: an event no queue would take is announced, never dropped silently. A queue
+    // that took it counts the attempt, by what follows it (a retry, or the dead letter it makes).
+    if (handedOver.status === answers.accepted.status) return handedOver;
     // Held through every try (a refused hand-over keeps it), given up once here.
     await claims.release(job.event.id, token);
     await deadLetter({
@@ -175,10 +184,12 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
         return answers.processed;
       }
       await claims.release(id, token);
-      // Cut short by close(), before its answer: no handler failed, the receiver is shutting down.
-      if (hasCode(first.error, 'shutting_down')) return answers.unavailable.shutting_down;
+      // The sender tries again: after a handler's failure (500), or after close() cut the run short before its
+      // answer (503; no handler failed, the receiver is shutting down).
       onRetry?.(job, 1);
-      return answers.handlerFailed;
+      return hasCode(first.error, 'shutting_down')
+        ? answers.unavailable.shutting_down
+        : answers.handlerFailed;
     },
     running: (eventId) => runs.has(eventId),
     async close(timeoutMs, reason) {

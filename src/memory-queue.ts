@@ -158,17 +158,19 @@ class MemoryQueue implements EventQueue {
     return job;
   }
 
-  // An inline run's hand-over goes on as if its last attempt had failed here: the backoff of that attempt, or a
-  // dead letter when it was the last. One cut by close() (its handler may still run, ignoring its signal) is not
-  // started again beside it: a letter that waited, as close() leaves every job it gives up.
+  // An inline run's hand-over goes on as if its last attempt had failed here: the backoff of that attempt (a retry,
+  // reported as this queue reports its own), or a dead letter when it was the last. One cut by close() (its handler
+  // may still run, ignoring its signal) is not started again beside it: a dead letter of that attempt, as close()
+  // makes of every running attempt it cuts.
   #handedOver(job: Job, failure: unknown): EnqueueResult {
     const made = job.attempt - 1;
-    if (failure instanceof WebhookError && failure.code === 'shutting_down')
-      void this.#bury(job, failure, true);
-    else if (made >= this.#attempts) {
+    if (made >= this.#attempts || (failure instanceof WebhookError && failure.code === 'shutting_down')) {
       job.attempt = made;
       void this.#bury(job, failure);
-    } else this.#retryLater(job, this.#delay(made));
+    } else {
+      this.#hooks!.onRetry?.(job.data, made);
+      this.#retryLater(job, this.#delay(made));
+    }
     return job;
   }
 

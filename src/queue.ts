@@ -70,6 +70,11 @@ export interface QueueHooks {
   readonly onDeadLetter: (letter: DeadLetter) => Promise<void>;
   /** Attempt `attempt` of `job` failed and the queue will try it again (telemetry). */
   readonly onRetry?: (job: QueuedEvent, attempt: number) => void;
+  /**
+   * A replay whose call was already answered (rejected at a durable queue's deadline) landed later: the letter of
+   * `eventId` was queued again (telemetry; a replay answered true is reported by the receiver).
+   */
+  readonly onLateReplay?: (eventId: string) => void;
   readonly logger: Logger;
 }
 
@@ -92,7 +97,9 @@ export interface EventQueue {
    * 2xx (an inline run handed over, `failure` the error of its last attempt): take it even when full, since the
    * sender will not send it again; run it after the backoff of attempt `attemptsMade`, or, with no attempt left,
    * make it a dead letter at once (with `failure`). One whose `failure` is the shutdown's (`shutting_down`) is not run
-   * again in this process: the memory queue keeps it as a dead letter that waited, a durable one for another instance.
+   * again in this process: the memory queue keeps it as a dead letter, a durable one for another instance. Its failed
+   * attempt is reported once, by what follows it: `hooks.onRetry` when the queue will run it again, else as the
+   * dead letter.
    */
   enqueue(job: QueuedEvent, failure?: unknown): Promise<EnqueueResult>;
   /**

@@ -188,6 +188,7 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
       ? dispatcher.process
       : observeAttempts(dispatcher.process, telemetry, telemetryFault);
   const onRetry = telemetry?.retried?.bind(telemetry);
+  const onLateReplay = telemetry?.replayed?.bind(telemetry);
   // Ordering on: a dead letter gives its key up first, so the newer events of its record go ahead.
   const deadLetter =
     ordering === undefined && telemetry?.deadLettered === undefined
@@ -199,11 +200,12 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
         };
   queue.start(
     ordering === undefined
-      ? { process, onDeadLetter: deadLetter, onRetry, logger }
+      ? { process, onDeadLetter: deadLetter, onRetry, onLateReplay, logger }
       : {
           process: ordering.wrap(process, queue.inProcess === true ? 'local' : 'durable'),
           onDeadLetter: deadLetter,
           onRetry,
+          onLateReplay,
           logger,
         },
   );

@@ -25,9 +25,18 @@ export function guardTelemetry(telemetry: Telemetry, fault: TelemetryFault): Tel
     const method = telemetry[hook] as ((...args: unknown[]) => unknown) | undefined;
     if (method === undefined) continue;
     // Called on `telemetry`, as a class instance's methods expect; a throw answers undefined (nothing observed).
+    // A method that answers a promise (an async metrics client) has its rejection go where a throw goes, never
+    // unhandled: one property read when it answers an object.
+    const rejected = (error: unknown): void => fault(hook, error);
     guarded[hook] = (...args) => {
       try {
-        return method.apply(telemetry, args);
+        const result = method.apply(telemetry, args);
+        if (typeof result === 'object' && result !== null) {
+          const then = (result as { then?: unknown }).then;
+          if (typeof then === 'function')
+            (then as PromiseLike<unknown>['then']).call(result, undefined, rejected);
+        }
+        return result;
       } catch (error) {
         fault(hook, error);
         return undefined;

@@ -1,7 +1,15 @@
 // workforce_webhooks.attempts counts one outcome per attempt made: as many as the process spans and the
-// handler.duration observations, whatever close() buries and whatever waits for its ordering key.
+// handler.duration observations, whatever close() buries, whatever waits for its ordering key, and however an
+// inline run ends (handed over, cut by close(), its lease lost).
 import { afterEach, expect, it } from 'vitest';
-import { createMemoryQueue, createReceiver, type DeadLetter, type ReceiverOptions } from 'workforce-webhooks';
+import {
+  createMemoryQueue,
+  createMemoryStore,
+  createReceiver,
+  type DeadLetter,
+  type DedupeStore,
+  type ReceiverOptions,
+} from 'workforce-webhooks';
 import { METRICS } from 'workforce-webhooks/otel';
 import { createSignedDelivery, sampleEventData } from 'workforce-webhooks/testing';
 import { createTestSdk, observations, type TestSdk, until } from './sdk.js';
@@ -149,4 +157,93 @@ it('no metric attribute carries an event or delivery id; an inline hand-over kee
     for (const point of metric.dataPoints) for (const key of Object.keys(point.attributes)) keys.add(key);
   expect([...keys].sort()).toEqual(['event_type', 'outcome']);
   await receiver.close();
+});
+
+it('an inline run handed over with no attempt left (memory queue, attempts: 1): counted once, as the dead letter', async () => {
+  const letters: DeadLetter[] = [];
+  const receiver = make(
+    {
+      mode: 'inline',
+      ackDeadlineMs: 20,
+      queue: createMemoryQueue({ attempts: 1 }),
+      onDeadLetter: (letter) => void letters.push(letter),
+    },
+    async () => {
+      await sleep(60);
+      throw new TypeError('fails after the 202');
+    },
+  );
+  const answer = await send(receiver);
+  expect(answer.status).toBe(202);
+  await answer.background;
+  await until(() => letters.length === 1, 'the dead letter');
+  // A dead letter at once: nothing runs it again.
+  expect(letters.map((letter) => [letter.waiting, letter.attempts])).toEqual([[undefined, 1]]);
+  expect(await tally()).toEqual({ spans: 1, durations: 1, attempts: 1 });
+  expect(await sdk.count(METRICS.attempts, { outcome: 'dead_letter' })).toBe(1);
+  await receiver.close();
+});
+
+it('an inline run past its 202 whose lease is lost to another delivery: counted once, as a retry', async () => {
+  const inner = createMemoryStore();
+  let lose = false;
+  // The lease is found taken at the first renewal after the 202.
+  const store: DedupeStore = {
+    inProcess: true,
+    claim: (id, leaseMs, key) => inner.claim(id, leaseMs, key),
+    renew: (id, token, leaseMs) => (lose ? Promise.resolve(false) : inner.renew(id, token, leaseMs)),
+    complete: (id, token, ttlMs) => inner.complete(id, token, ttlMs),
+    release: (id, token) => inner.release(id, token),
+  };
+  const receiver = make(
+    { mode: 'inline', ackDeadlineMs: 20, leaseMs: 90, store, queue: createMemoryQueue({ backoff: () => 1 }) },
+    () => new Promise(() => {}),
+  );
+  const answer = await send(receiver);
+  expect(answer.status).toBe(202);
+  lose = true;
+  await answer.background;
+  const processes = sdk.spans().filter((span) => span.name.startsWith('process'));
+  expect(processes.map((span) => span.attributes['error.type'])).toEqual(['WebhookError']);
+  // As before the 202 (answered 500): the delivery that took the lease runs the event again.
+  expect(await tally()).toEqual({ spans: 1, durations: 1, attempts: 1 });
+  expect(await sdk.count(METRICS.attempts, { outcome: 'retry' })).toBe(1);
+  await receiver.close();
+});
+
+it('close() cutting an inline run before its answer (503, the sender retries): counted once, as a retry', async () => {
+  let started = false;
+  const receiver = make({ mode: 'inline', ackDeadlineMs: 5000 }, () => {
+    started = true;
+    return new Promise(() => {});
+  });
+  const answering = send(receiver);
+  await until(() => started, 'the run');
+  await receiver.close({ timeoutMs: 100 });
+  const answer = await answering;
+  expect(answer.status).toBe(503);
+  expect(JSON.parse(answer.body)).toEqual({ error: 'shutting_down' });
+  expect(await tally()).toEqual({ spans: 1, durations: 1, attempts: 1 });
+  expect(await sdk.count(METRICS.attempts, { outcome: 'retry' })).toBe(1);
+});
+
+it('close() cutting an inline run after its 202 (memory queue): counted once, as the dead letter it becomes', async () => {
+  const letters: DeadLetter[] = [];
+  const receiver = make(
+    {
+      mode: 'inline',
+      ackDeadlineMs: 20,
+      queue: createMemoryQueue({ attempts: 5 }),
+      onDeadLetter: (letter) => void letters.push(letter),
+    },
+    () => new Promise(() => {}),
+  );
+  const answer = await send(receiver);
+  expect(answer.status).toBe(202);
+  await receiver.close({ timeoutMs: 200 });
+  await until(() => letters.length === 1, 'the dead letter');
+  // Not run again in this process: the attempt cut short ends in the letter, as close() makes of a queued run.
+  expect(letters.map((letter) => [letter.waiting, letter.attempts])).toEqual([[undefined, 1]]);
+  expect(await tally()).toEqual({ spans: 1, durations: 1, attempts: 1 });
+  expect(await sdk.count(METRICS.attempts, { outcome: 'dead_letter' })).toBe(1);
 });

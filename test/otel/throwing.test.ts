@@ -1,7 +1,14 @@
-// Telemetry that throws (a broken meter, a span processor's bug, any Telemetry object) changes no answer and loses
-// no event: it is logged once per method and otherwise ignored.
-import { afterEach, describe, expect, it } from 'vitest';
-import { createMemoryQueue, createReceiver, type ReceiverOptions, type Telemetry } from 'workforce-webhooks';
+// Telemetry that throws (a broken meter, a span processor's bug, any Telemetry object) or answers a promise that
+// rejects (an async metrics client) changes no answer and loses no event: it is logged once per method and otherwise
+// ignored.
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
+import {
+  createMemoryQueue,
+  createReceiver,
+  type DeadLetter,
+  type ReceiverOptions,
+  type Telemetry,
+} from 'workforce-webhooks';
 import { createSignedDelivery, sampleEventData } from 'workforce-webhooks/testing';
 import { throwingMeterProvider, throwingProcessor, throwingTelemetry } from './broken.js';
 import { createTestSdk, type TestSdk, type TestSdkOptions, until } from './sdk.js';
@@ -213,4 +220,45 @@ it('a Telemetry whose delivery and attempt throw: answered and run unobserved', 
   await answer.background;
   expect(ran).toEqual([id]);
   expect((await receiver.deadLetters()).items).toEqual([]);
+});
+
+it('a Telemetry whose methods answer a promise that rejects (an async metrics client): logged once per method, never unhandled', async () => {
+  const down = new Error('the metrics backend is down');
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown): void => {
+    if (reason === down) unhandled.push(reason);
+  };
+  process.on('unhandledRejection', onUnhandled);
+  onTestFinished(() => void process.off('unhandledRejection', onUnhandled));
+  // The pattern of the Telemetry TSDoc's example, with a client call that rejects.
+  const metrics = { increment: async (_name: string, _type: string): Promise<void> => Promise.reject(down) };
+  const telemetry: Telemetry = {
+    retried: (job) => metrics.increment('retried', job.event.type),
+    deadLettered: (letter) => metrics.increment('dead', letter.event.type),
+  };
+  const warnings: { hook?: string; kind?: string }[] = [];
+  const logger = { debug() {}, info() {}, warn: (obj: object) => void warnings.push(obj), error() {} };
+  const letters: DeadLetter[] = [];
+  const receiver = make(telemetry, {
+    logger,
+    queue: createMemoryQueue({ attempts: 3, backoff: () => 1 }),
+    onDeadLetter: (letter) => void letters.push(letter),
+  }).on('leave.approved', () => {
+    throw new Error('fails');
+  });
+  const { input } = await delivery();
+  expect(await statusOf(() => receiver.handle(input))).toBe(202);
+  await until(() => letters.length === 1, 'the dead letter');
+  const logged = () => warnings.filter((warning) => warning.kind?.startsWith('telemetry:'));
+  await until(() => logged().length === 2, 'the rejections logged');
+  // A turn for any rejection left unhandled to be reported.
+  await sleep(10);
+  // Unchanged: every attempt made; each method logged once (retried rejected twice), none left unhandled.
+  expect(letters[0]!.attempts).toBe(3);
+  expect(
+    logged()
+      .map((warning) => warning.hook)
+      .sort(),
+  ).toEqual(['deadLettered', 'retried']);
+  expect(unhandled).toEqual([]);
 });
