@@ -21,6 +21,23 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((queue) => queue.close({ timeoutMs: 3000 })));
 });
 
+// Starts `queue` with handlers that always fail, recording each attempt's number and each dead letter.
+function alwaysFailing(queue: EventQueue): { readonly seen: number[]; readonly dead: DeadLetter[] } {
+  const seen: number[] = [];
+  const dead: DeadLetter[] = [];
+  queue.start({
+    logger: silentLogger,
+    process: async (_job, ctx) => {
+      seen.push(ctx.attempt);
+      throw new HandlerFailure([new TypeError('down')], []);
+    },
+    onDeadLetter: async (letter) => {
+      dead.push(letter);
+    },
+  });
+  return { seen, dead };
+}
+
 type Send = (this: Redis, command: Command, stream?: unknown) => unknown;
 
 // Holds the first Redis command sent after `arm()` whose arguments carry `marker` until `release()`: one operator's
@@ -183,18 +200,7 @@ describe.each(queues)('%s: replaying a letter an inline run handed over', (_labe
   it.skipIf(skip)('runs it from attempt 1 through every one of `attempts`', { timeout: 60_000 }, async () => {
     const queue = make();
     open.push(queue);
-    const seen: number[] = [];
-    const dead: DeadLetter[] = [];
-    queue.start({
-      logger: silentLogger,
-      process: async (_job, ctx) => {
-        seen.push(ctx.attempt);
-        throw new HandlerFailure([new TypeError('down')], []);
-      },
-      onDeadLetter: async (letter) => {
-        dead.push(letter);
-      },
-    });
+    const { seen, dead } = alwaysFailing(queue);
     // An inline run made 3 attempts before handing the event over, so the queue had one left.
     const job = queuedEvent({ attemptsMade: 3 });
     await queue.enqueue(job);
@@ -216,18 +222,7 @@ describe.each(queues)('%s: replaying a letter an inline run handed over', (_labe
     async () => {
       const queue = make();
       open.push(queue);
-      const seen: number[] = [];
-      const dead: DeadLetter[] = [];
-      queue.start({
-        logger: silentLogger,
-        process: async (_job, ctx) => {
-          seen.push(ctx.attempt);
-          throw new HandlerFailure([new TypeError('down')], []);
-        },
-        onDeadLetter: async (letter) => {
-          dead.push(letter);
-        },
-      });
+      const { seen, dead } = alwaysFailing(queue);
       // An inline run made the last attempt before handing the event over: a dead letter at once, never run here.
       const job = queuedEvent({ attemptsMade: ATTEMPTS });
       await queue.enqueue(job, new HandlerFailure([new TypeError('down')], []));
@@ -253,18 +248,7 @@ describe.skipIf(!redisUrl)(
       // The dead-letters command's queue: the app's name, its own options (attempts 5 by default).
       const operator = createBullmqQueue({ connection: redisUrl, name });
       open.push(app, operator);
-      const seen: number[] = [];
-      const dead: DeadLetter[] = [];
-      app.start({
-        logger: silentLogger,
-        process: async (_job, ctx) => {
-          seen.push(ctx.attempt);
-          throw new HandlerFailure([new TypeError('down')], []);
-        },
-        onDeadLetter: async (letter) => {
-          dead.push(letter);
-        },
-      });
+      const { seen, dead } = alwaysFailing(app);
       const job = queuedEvent({ attemptsMade: 1 });
       await app.enqueue(job);
       await expect.poll(() => dead.length, { timeout: 20_000 }).toBe(1);
