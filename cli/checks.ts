@@ -86,7 +86,9 @@ export async function runChecks({
     {
       name: 'same event again (new delivery id) answered 2xx',
       label: 'same event again',
-      delivery: () => createSignedDelivery({ secret, type, data, id: valid.event.id }),
+      // A redelivery: the same event (the same body bytes), a new delivery id and signature time.
+      delivery: () =>
+        createSignedDelivery({ secret, type, data, id: valid.event.id, occurredAt: valid.event.occurredAt }),
       judge: (s) =>
         is2xx(s)
           ? undefined

@@ -128,6 +128,25 @@ describe('check fails broken receivers with the right reasons', () => {
     expect(failed['forged signature']).toMatch(/accepted a forged signature.*spec rule 1/);
   });
 
+  it('sends the same event again as the service redelivers it: the same body, a new delivery id', async () => {
+    const bodies = new Map<string, { body: string; deliveryId: string }[]>();
+    const url = await serve(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const body = Buffer.concat(chunks).toString();
+      const id = String(req.headers['svc-event-id']);
+      bodies.set(id, [
+        ...(bodies.get(id) ?? []),
+        { body, deliveryId: String(req.headers['svc-delivery-id']) },
+      ]);
+      res.writeHead(200).end();
+    });
+    await check(url);
+    const [twice] = [...bodies.values()].filter((copies) => copies.length === 2);
+    expect(twice![0]!.body).toBe(twice![1]!.body);
+    expect(twice![0]!.deliveryId).not.toBe(twice![1]!.deliveryId);
+  });
+
   it('a receiver that refuses duplicates', async () => {
     const seen = new Set<string>();
     const url = await serve(async (req, res) => {

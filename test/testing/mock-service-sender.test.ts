@@ -156,6 +156,20 @@ describe('failures and retries (spec rules 2 and 5)', () => {
     expect(seen.map((s) => s.path)).toEqual(['/hooks', '/hooks', '/hooks', '/hooks']); // the redirect was not followed
   });
 
+  it('resends the bytes it first sent, whatever the test does to the event or its data afterwards', async () => {
+    const mock = await mockService();
+    const { url, seen } = await recorder([500, 500]);
+    mock.subscribe(url);
+    const data = { note: 'as emitted' };
+    const { event } = await mock.emit('webhook.test', data);
+    data.note = 'changed by the test';
+    (event as { type: string }).type = 'changed.too';
+    await mock.settled();
+    expect(seen).toHaveLength(3);
+    expect(new Set(seen.map((s) => s.body)).size).toBe(1);
+    expect(JSON.parse(seen[2]!.body)).toMatchObject({ type: 'webhook.test', data: { note: 'as emitted' } });
+  });
+
   it('stops after the last retry of the schedule', async () => {
     const mock = await mockService({ retryScheduleMs: [5, 5] });
     const { url } = await recorder([503, 503, 503, 503]);

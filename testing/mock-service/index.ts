@@ -49,10 +49,17 @@ export interface MockService {
   readonly organizationId: string;
   /** The data behind the API; read it to pick ids for tests. */
   readonly state: MockState;
-  /** Adds a webhook endpoint (at most 10); the secret defaults to a fresh `whsec_...`. */
+  /**
+   * Adds a webhook endpoint (at most 10 per organisation); the secret defaults to a fresh `whsec_...`. It belongs to
+   * `organizationId` (default the main one, `mock.organizationId`) and gets that organisation's events only.
+   */
   subscribe(
     url: string,
-    options?: { readonly secret?: string; readonly events?: readonly string[] },
+    options?: {
+      readonly secret?: string;
+      readonly events?: readonly string[];
+      readonly organizationId?: string;
+    },
   ): Subscription;
   unsubscribe(id: string): boolean;
   /** Sends any event to every subscription that chose it. */
@@ -117,7 +124,10 @@ export async function createMockService(options: MockServiceOptions = {}): Promi
       organizationId: organization,
       data,
     } as WorkforceEvent;
-    return { event, attempts: await sender.deliver(event, subscriptions, faults) };
+    // An endpoint belongs to one organisation and hears only of its events (spec: each key, and each endpoint set
+    // in an organisation's settings, reaches only its own organisation).
+    const own = subscriptions.filter((s) => (s.organizationId ?? organizationId) === event.organizationId);
+    return { event, attempts: await sender.deliver(event, own, faults) };
   };
   const emitChange = (change: triggers.Change, options?: EmitOptions): Promise<Emission> =>
     emit(change.type, change.data, options, change.organizationId);
@@ -132,13 +142,20 @@ export async function createMockService(options: MockServiceOptions = {}): Promi
       {
         secret = `whsec_${Buffer.from(crypto.getRandomValues(new Uint8Array(24))).toString('base64url')}`,
         events,
+        organizationId: owner = organizationId,
       } = {},
     ) {
       // Spec "Subscription": at most 10 endpoints. Unlike the service, the mock sends to http and loopback.
-      if (subscriptions.length >= 10)
+      if (subscriptions.filter((s) => s.organizationId === owner).length >= 10)
         throw new Error('workforce-webhooks mock: an organisation has at most 10 endpoints');
       if (!/^https?:\/\//.test(url)) throw new Error(`workforce-webhooks mock: ${url} is not an http(s) URL`);
-      const subscription: Subscription = { id: crypto.randomUUID(), url, secret, events: events ?? 'all' };
+      const subscription: Subscription = {
+        id: crypto.randomUUID(),
+        url,
+        secret,
+        events: events ?? 'all',
+        organizationId: owner,
+      };
       subscriptions.push(subscription);
       return subscription;
     },

@@ -9,6 +9,8 @@ export interface Subscription {
   readonly secret: string;
   /** `'all'` (Every event) or the selected types. */
   readonly events: 'all' | readonly string[];
+  /** The organisation whose endpoint it is: it gets that organisation's events only. The mock's `subscribe` sets it. */
+  readonly organizationId?: string;
 }
 
 /** Misbehaviour on request: a second copy (new delivery id), a batch sent in reverse, a wrong signature. */
@@ -78,6 +80,8 @@ export interface Sender {
 
 type Item = {
   event: WorkforceEvent;
+  /** The body as first sent: every retry and duplicate sends these bytes (the service resends what it stored). */
+  body: string;
   targets: readonly Subscription[];
   faults: DeliveryFaults;
   done: (a: DeliveryAttempt[]) => void;
@@ -113,12 +117,12 @@ export function createSender({
 
   const attempt = async (
     event: WorkforceEvent,
+    body: string,
     to: Subscription,
     deliveryId: string,
     n: number,
     faults: DeliveryFaults,
   ): Promise<DeliveryAttempt> => {
-    const body = JSON.stringify(event);
     // A wrong signature is a valid signature under a secret the subscriber does not hold.
     const secret = faults.badSignature ? `${to.secret}_wrong` : to.secret;
     const headers = {
@@ -162,7 +166,7 @@ export function createSender({
       const timer = setTimeout(
         () => {
           timers.delete(timer);
-          if (!closed) void track(attempt(event, to, deliveryId, n + 1, faults));
+          if (!closed) void track(attempt(event, body, to, deliveryId, n + 1, faults));
         },
         retryScheduleMs[n - 1],
       );
@@ -174,12 +178,12 @@ export function createSender({
 
   const flush = async (items: Item[]): Promise<void> => {
     const ordered = items.some((i) => i.faults.reorder) ? [...items].reverse() : items;
-    for (const { event, targets, faults, done } of ordered) {
+    for (const { event, body, targets, faults, done } of ordered) {
       const first: DeliveryAttempt[] = [];
       for (const to of targets) {
-        first.push(await attempt(event, to, crypto.randomUUID(), 1, faults));
+        first.push(await attempt(event, body, to, crypto.randomUUID(), 1, faults));
         // A duplicate is a redelivery: same event id, a new delivery id.
-        if (faults.duplicate) first.push(await attempt(event, to, crypto.randomUUID(), 1, faults));
+        if (faults.duplicate) first.push(await attempt(event, body, to, crypto.randomUUID(), 1, faults));
       }
       done(first);
     }
@@ -191,7 +195,7 @@ export function createSender({
       const targets = subscriptions.filter((s) => s.events === 'all' || s.events.includes(event.type));
       return track(
         new Promise<DeliveryAttempt[]>((done) => {
-          batch.push({ event, targets, faults: { ...always, ...faults }, done });
+          batch.push({ event, body: JSON.stringify(event), targets, faults: { ...always, ...faults }, done });
           if (batch.length > 1) return;
           // Everything emitted in this tick goes out as one batch (in reverse when asked to reorder).
           setImmediate(() => {
