@@ -24,7 +24,7 @@ handlers can skip them: if ('${CHECK_MARKER}' in event.data) return;
 Options:
   --url          the endpoint
 ${SECRET_HELP}
-  --timeout-ms   the answer-time limit (default 10000)
+  --timeout-ms   the answer-time limit, 1 to 10000 (default 10000: the service's)
   --type         the type of the valid deliveries (default webhook.test)
 ${DATA_HELP}
   -h, --help     show this help
@@ -52,6 +52,9 @@ export async function check(argv: readonly string[], io: CliIo): Promise<number>
   if (!URL.canParse(url)) throw new UsageError(`--url is not a URL: ${url}`);
   const secret = secretOf(values.secret, io);
   const timeoutMs = integer(values['timeout-ms'], '--timeout-ms', 10_000);
+  // The service counts an answer slower than 10 s as failed: a longer limit would pass what it fails.
+  if (timeoutMs < 1 || timeoutMs > 10_000)
+    throw new UsageError(`--timeout-ms must be 1 to 10000 (the service's answer limit), got ${timeoutMs}`);
   const data = await readData(values.data, values['data-file']);
   io.stderr(`Checking ${url}\n`);
   const results = await runChecks({

@@ -25,6 +25,23 @@ describe('send: a --url that is not a URL is a usage mistake (exit 2), as for ch
   });
 });
 
+describe("check: --timeout-ms within the service's 10 s", () => {
+  it.each(['30000', '0'])(
+    'exits 2 for --timeout-ms %s: a longer limit would pass what the service fails',
+    async (ms) => {
+      const io = capture();
+      const code = await runCli(
+        ['check', '--url', 'http://127.0.0.1:9/hooks', '--secret', 'whsec_x', '--timeout-ms', ms],
+        io,
+      );
+      expect({ code, err: io.err }).toMatchObject({
+        code: 2,
+        err: expect.stringMatching(/--timeout-ms must be 1 to 10000/),
+      });
+    },
+  );
+});
+
 describe('check: "no 3xx anywhere, a trailing slash included" for an endpoint URL with a query string', () => {
   it('asks for the path with a trailing slash, not for the query with a slash appended', async () => {
     const paths: string[] = [];
