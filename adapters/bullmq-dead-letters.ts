@@ -59,12 +59,18 @@ const isAfter = (entry: FailedCursor, cursor: FailedCursor | undefined): boolean
   Number(entry.score) < Number(cursor.score) ||
   (entry.score === cursor.score && entry.id < cursor.id);
 
-// BullMQ keeps only the failure's message: the letter's error gets back the class kept on the job.
-const storedError = (job: EventJob): Error => {
-  const error = new Error(job.failedReason);
-  if (job.data.lastError !== undefined) error.name = job.data.lastError;
+/**
+ * A failure as BullMQ keeps one: only its message, so the class kept beside it on the job's data is put back.
+ * @example
+ * throw keptError(job.data.failedInline, job.data.lastError);
+ */
+export function keptError(message: string | undefined, name: string | undefined): Error {
+  const error = new Error(message);
+  if (name !== undefined) error.name = name;
   return error;
-};
+}
+// A dead letter's error: the message BullMQ kept, with the class kept on the job.
+const storedError = (job: EventJob): Error => keptError(job.failedReason, job.data.lastError);
 
 /**
  * The dead letter a failed job is, with `error` as its failure. The trace link is kept on the letter (and on the

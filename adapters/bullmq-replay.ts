@@ -20,6 +20,16 @@ redis.call('DEL', KEYS[3])
 return 1`);
 
 /**
+ * A dead letter's data as it runs again, from its first attempt: only the event, its delivery and its trace link go
+ * on (no handler done, no attempt made, no failure kept).
+ * @example
+ * await job.updateData(replayData(job.data));
+ */
+export function replayData({ event, deliveryId, trace }: JobData): JobData {
+  return trace === undefined ? { event, deliveryId } : { event, deliveryId, trace };
+}
+
+/**
  * Resets a dead letter to run as a new job would, atomically and only while it is in the failed set with the failure
  * time asked for: only the event, its delivery and its trace link go on, with all the attempts it was accepted with,
  * no stall counted and no success recorded. False when it is not that letter (gone, running, or failed again since).
@@ -32,8 +42,8 @@ export async function resetForReplay(
   job: EventJob,
   { failedAt, successKey }: { readonly failedAt?: number; readonly successKey: string },
 ): Promise<boolean> {
-  const { event, deliveryId, trace, attemptsMade = 0 } = job.data;
-  const data: JobData = trace === undefined ? { event, deliveryId } : { event, deliveryId, trace };
+  const data = replayData(job.data);
+  const attemptsMade = job.data.attemptsMade ?? 0;
   // The attempts it was accepted with: `enqueue` gave the job those an inline run had left. Counted from the job, not
   // from this queue's options: the queue replaying it may not be the app's (the dead-letters command makes its own).
   const attempts = Math.max(1, (job.opts.attempts ?? 1) + attemptsMade);

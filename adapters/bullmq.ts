@@ -24,8 +24,15 @@ import {
 } from '../src/queue.js';
 import { DEFAULT_DONE_TTL_MS } from '../src/store.js';
 import { adminCall } from './bullmq-admin.js';
-import { type EventJob, type JobData, letterOf, readDeadLetters, takeFailed } from './bullmq-dead-letters.js';
-import { resetForReplay } from './bullmq-replay.js';
+import {
+  type EventJob,
+  type JobData,
+  keptError,
+  letterOf,
+  readDeadLetters,
+  takeFailed,
+} from './bullmq-dead-letters.js';
+import { replayData, resetForReplay } from './bullmq-replay.js';
 import { SuccessRecords } from './bullmq-success.js';
 
 /** Options of `createBullmqQueue`. */
@@ -92,13 +99,6 @@ async function quitWithin(client: Redis, ms: number): Promise<void> {
   if (client.status !== 'ready') return client.disconnect();
   const quit = client.quit().catch(() => {});
   if (await outlasts(quit, ms)) client.disconnect();
-}
-
-// The failure an inline run handed over with no attempt left, as BullMQ keeps one: its class and message.
-function inlineFailure({ failedInline, lastError }: JobData): Error {
-  const error = new Error(failedInline);
-  if (lastError !== undefined) error.name = lastError;
-  return error;
 }
 
 /**
@@ -252,7 +252,7 @@ export function createBullmqQueue({
       return;
     }
     // An inline run's hand-over with no attempt left: the inline failure, recorded as this job's only attempt.
-    if (data.failedInline !== undefined) throw inlineFailure(data);
+    if (data.failedInline !== undefined) throw keptError(data.failedInline, data.lastError);
     successes.started(id, job.processedOn);
     const number = (data.attemptsMade ?? 0) + job.attemptsMade + 1;
     const attempt = startAttempt(hooks!.process, data, { attempt: number, timeoutMs: handlerTimeoutMs });
@@ -409,9 +409,7 @@ export function createBullmqQueue({
             if (!(await job.isFailed())) return false;
             // A letter that failed again since it was listed is a newer one, not the letter asked for.
             if (failedAt !== undefined && job.finishedOn !== failedAt) return false;
-            // From its first attempt, with no handler done: only the event, its delivery and its trace link go on.
-            const { event, deliveryId, trace } = job.data;
-            await job.updateData(trace === undefined ? { event, deliveryId } : { event, deliveryId, trace });
+            await job.updateData(replayData(job.data));
           }
           try {
             // Atomic in Redis: of concurrent replays, only the first finds the job failed and moves it back.

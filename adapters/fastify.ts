@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { BodyProblem, HandleInput, Receiver } from '../src/receiver.js';
 import type { WebhookResponse } from '../src/responses.js';
-import { type BodyFailure, declaredLength, readBody } from './node-io.js';
+import { type BodyFailure, declaredLength, readBody, withoutConnection } from './node-io.js';
 
 /** Options of `createFastifyPlugin`. */
 export interface FastifyPluginOptions {
@@ -30,9 +30,8 @@ export function createFastifyPlugin(
   };
   // HTTP/2 has no `connection` header (Node drops it with a warning); Fastify sets one too when a parser refuses.
   const sendHttp2 = (reply: FastifyReply, response: WebhookResponse): void => {
-    const { connection: _, ...headers } = response.headers;
     reply.removeHeader('connection');
-    reply.code(response.status).headers(headers).send(response.body);
+    reply.code(response.status).headers(withoutConnection(response.headers)).send(response.body);
   };
   // Sent before the route handler returns when the core answers at once; Fastify then has nothing to await.
   const answerWith =

@@ -142,8 +142,17 @@ export function writeResponse(res: ServerResponse, response: WebhookResponse): v
 // or it and its unread body stay open and a graceful close waits on them (RFC 9113 section 8.1 lets a server reset
 // a stream after a complete response; close() waits for the answer to be written, then resets with NO_ERROR).
 function writeHttp2(res: Http2ServerResponse, { status, headers, body }: WebhookResponse): void {
-  const { connection: _, ...rest } = headers;
-  res.writeHead(status, rest);
+  res.writeHead(status, withoutConnection(headers));
   res.end(body);
   res.stream.close();
+}
+
+/**
+ * An answer's headers for HTTP/2, which has no `connection` header (Node drops one with a warning).
+ * @example
+ * reply.headers(withoutConnection(response.headers));
+ */
+export function withoutConnection(headers: Readonly<Record<string, string>>): Record<string, string> {
+  const { connection: _, ...rest } = headers;
+  return rest;
 }
