@@ -2,10 +2,16 @@
 import { withDeadline } from './deadline.js';
 import { WebhookError } from './errors.js';
 import type { Logger } from './logger.js';
-import type { DedupeStore } from './store.js';
+import type { ClaimResult, DedupeStore } from './store.js';
 
-/** Claim bookkeeping after `store.claim`; every method logs its failures instead of rejecting. */
+/** The receiver's claims: `claim` answers or rejects; the bookkeeping after it logs its failures instead. */
 export interface Claims {
+  /**
+   * Claims the id for a lease (ordering on: with the watermark of `orderingKey`, in the same store step). Rejects
+   * with `store_unavailable` past the deadline; a claim that lands after it is given up at once. May throw
+   * synchronously (a store's own bug).
+   */
+  claim(id: string, orderingKey: string | undefined): Promise<ClaimResult>;
   /** Marks the id done for the dedupe window. */
   complete(id: string, token: string): Promise<void>;
   /** Gives the claim up, so the sender's retry can take it. */
@@ -56,7 +62,32 @@ export function createClaims({
     ? (run) => run()
     : (run) => withDeadline(run, timeoutMs, 'store_unavailable');
 
+  const release = (id: string, token: string): Promise<void> =>
+    call(() => store.release(id, token)).then(
+      () => {},
+      (error) => notReleased(error, id),
+    );
+  // A claim past its deadline may still land when the store wakes up: nobody will use it, so it is given up at
+  // once rather than holding the sender's retries off (409) for a whole lease.
+  const releaseLate = (id: string, pending: Promise<ClaimResult>): void => {
+    void pending.then(
+      (late) => {
+        if (late.status === 'claimed') release(id, late.token);
+      },
+      () => {},
+    );
+  };
+
   return {
+    claim: store.inProcess
+      ? (id, orderingKey) => store.claim(id, leaseMs, orderingKey)
+      : (id, orderingKey) =>
+          withDeadline(
+            () => store.claim(id, leaseMs, orderingKey),
+            timeoutMs,
+            'store_unavailable',
+            (pending) => releaseLate(id, pending),
+          ),
     // A failure to mark an id done is logged and never changes an answer: the event was accepted or processed.
     complete(id, token) {
       return call(() => store.complete(id, token, doneTtlMs)).then(
@@ -64,12 +95,7 @@ export function createClaims({
         (error) => notMarked(error, id),
       );
     },
-    release(id, token) {
-      return call(() => store.release(id, token)).then(
-        () => {},
-        (error) => notReleased(error, id),
-      );
-    },
+    release,
     keep(id, token, lost, now = false) {
       let stopped = false;
       const renew = (): void => {

@@ -7,32 +7,28 @@ import {
   type ReplayResult,
   replayDeadLetters,
 } from './dead-letter-bulk.js';
-import { withDeadline } from './deadline.js';
-import { createDispatcher } from './dispatch.js';
+import { createEnqueue } from './enqueue.js';
 import { CURRENT_API_VERSION, eventLogFields, loggableApiVersion, parseEvent } from './envelope.js';
 import { WebhookError, WebhookVerificationError } from './errors.js';
 import { type HeadersInput, headerValue } from './headers.js';
 import { createInlineRunner } from './inline.js';
 import { createWarnOnce, type Logger } from './logger.js';
 import { type ReceiverOptions, resolveOptions } from './options.js';
-import { createOrdering } from './ordering.js';
+import { startProcessing } from './processing.js';
 import type {
-  DeadLetter,
   DeadLetterFilter,
   DeadLetterPage,
   DeadLetterQuery,
-  EnqueueResult,
   QueuedEvent,
   ReplayOptions,
 } from './queue.js';
 import { createRefusalReport } from './refusal-report.js';
 import { createRegistry } from './registry.js';
-import { acceptedWithWork, answers, type WebhookResponse, withBackground } from './responses.js';
+import { type Answer, answers, type WebhookResponse, withBackground } from './responses.js';
 import { NOT_CONFIGURED } from './secret-source.js';
 import { checkSignature, type ParsedSignature } from './signature.js';
 import type { ClaimResult } from './store.js';
 import type { DeliveryObserver } from './telemetry.js';
-import { observeAttempts } from './telemetry-attempts.js';
 import { observeClaim, observeDelivery, observeEvent, traceOf } from './telemetry-delivery.js';
 import { guardTelemetry } from './telemetry-guard.js';
 import type {
@@ -51,9 +47,6 @@ export type { ReceiverOptions } from './options.js';
 // What `receiver.fetch` logs when the Request's body was read before it.
 const FETCH_FIX =
   'pass the Request to receiver.fetch (or to the Next route handler) unread: nothing may call request.text(), request.json() or request.arrayBuffer() before it (to look at the body first, read a request.clone())';
-
-/** An answer now, or once a store, queue or Web Crypto has answered. */
-type Answer = WebhookResponse | Promise<WebhookResponse>;
 
 /** What adapters pass to `receiver.handle`. */
 export interface HandleInput {
@@ -138,7 +131,6 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     leaseMs,
     ...rest
   } = resolveOptions(options);
-  const { storeTimeoutMs, queueTimeoutMs } = rest;
   const registry = createRegistry();
   const warnOnce = createWarnOnce(logger);
   // Telemetry that throws (a broken meter, a span processor's bug) is logged once per method and otherwise
@@ -156,147 +148,36 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     logger,
     leaseMs,
     doneTtlMs: rest.doneTtlMs,
-    timeoutMs: storeTimeoutMs,
+    timeoutMs: rest.storeTimeoutMs,
   });
-  const dispatcher = createDispatcher({
+  const { ordering, ...processing } = startProcessing({
+    options: { ...rest, leaseMs },
+    store,
+    queue,
     registry,
     logger,
-    api: rest.api,
-    onDeadLetter: rest.onDeadLetter,
-    begin: store.begin === undefined ? undefined : (eventId, signal) => store.begin!(eventId, signal),
+    telemetry,
+    telemetryFault,
   });
-  const ordering =
-    rest.ordering === undefined
-      ? undefined
-      : createOrdering({
-          ...rest.ordering,
-          store: store.ordering,
-          shared: store.inProcess !== true,
-          leaseMs,
-          doneTtlMs: rest.doneTtlMs,
-          logger,
-          onStale:
-            telemetry?.staleSkipped === undefined
-              ? rest.onStale
-              : (event, newer) => {
-                  telemetry.staleSkipped!(event);
-                  return rest.onStale?.(event, newer);
-                },
-        });
-  const process =
-    telemetry === undefined
-      ? dispatcher.process
-      : observeAttempts(dispatcher.process, telemetry, telemetryFault);
-  const onRetry = telemetry?.retried?.bind(telemetry);
-  const onLateReplay = telemetry?.replayed?.bind(telemetry);
-  // Ordering on: a dead letter gives its key up first, so the newer events of its record go ahead.
-  const deadLetter =
-    ordering === undefined && telemetry?.deadLettered === undefined
-      ? dispatcher.deadLetter
-      : async (letter: DeadLetter): Promise<void> => {
-          telemetry?.deadLettered?.(letter);
-          await ordering?.deadLettered(letter);
-          await dispatcher.deadLetter(letter);
-        };
-  queue.start(
-    ordering === undefined
-      ? { process, onDeadLetter: deadLetter, onRetry, onLateReplay, logger }
-      : {
-          process: ordering.wrap(process, queue.inProcess === true ? 'local' : 'durable'),
-          onDeadLetter: deadLetter,
-          onRetry,
-          onLateReplay,
-          logger,
-        },
-  );
-  if (telemetry?.observeQueue !== undefined && queue.counts !== undefined)
-    telemetry.observeQueue(() => queue.counts!());
   let closing = false;
   let drained: Promise<void> | undefined;
-
-  // `failure`: an inline run's hand-over, the failure of its last attempt (see `EventQueue.enqueue`).
-  const enqueue = (job: QueuedEvent, token: string, failure?: unknown): Answer => {
-    let result: Promise<EnqueueResult>;
-    let late = false;
-    try {
-      result = queue.inProcess
-        ? queue.enqueue(job, failure)
-        : withDeadline(
-            () => queue.enqueue(job, failure),
-            queueTimeoutMs,
-            'queue_unavailable',
-            (pending) => {
-              late = true;
-              settleLateEnqueue(job, token, pending);
-            },
-          );
-    } catch (error) {
-      return refusedByQueue(job, token, error, true);
-    }
-    return result.then(
-      (held) => queued(job, token, held),
-      (error: unknown) => refusedByQueue(job, token, error, !late),
-    );
-  };
-
-  // An enqueue past its deadline may still land (a silent Redis that wakes up runs the commands it holds). The
-  // claim is kept until it is known: a job that landed owns the event, so the id is marked done and the sender's
-  // retry is a duplicate; one that failed gives the claim up for the retry. Either way the event runs once.
-  const settleLateEnqueue = (job: QueuedEvent, token: string, pending: Promise<EnqueueResult>): void => {
-    const id = job.event.id;
-    void pending.then(
-      (held) => (held.status === 'queued' ? claims.complete(id, token) : claims.release(id, token)),
-      () => claims.release(id, token),
-    );
-  };
-
-  // A refused event's claim goes, so the sender's retry can take it; but not an inline run's hand-over (attempts
-  // made, already answered 2xx): the inline runner still owns that claim, asks again, and gives it up itself.
-  const giveUpClaim = (job: QueuedEvent, token: string): Promise<void> | undefined =>
-    job.attemptsMade !== undefined && job.attemptsMade > 0 ? undefined : claims.release(job.event.id, token);
-
-  // The claim is released in the background: a store that stopped answering too must not hold the 503.
-  const refusedByQueue = (
-    job: QueuedEvent,
-    token: string,
-    error: unknown,
-    release: boolean,
-  ): WebhookResponse => {
-    const id = job.event.id;
-    const released = release ? giveUpClaim(job, token) : undefined;
-    logger.error({ eventId: id, err: error }, 'workforce-webhooks: the queue refused the event');
-    return withBackground(
-      closing ? answers.unavailable.shutting_down : answers.unavailable.queue_unavailable,
-      released,
-    );
-  };
-
-  const queued = (job: QueuedEvent, token: string, result: EnqueueResult): Answer => {
-    const id = job.event.id;
-    if (result.status === 'full') {
-      warnOnce(
-        'queue_full',
-        {},
-        'workforce-webhooks: the queue is full; deliveries are answered 503 until it drains',
-      );
-      const released = giveUpClaim(job, token);
-      return released === undefined
-        ? answers.unavailable.queue_full
-        : released.then(() => answers.unavailable.queue_full);
-    }
-    // The queue owns the event now. Marking the id done is not awaited (a failure there is only logged): one
-    // store round trip before the 202 instead of two; the mark is part of the background work.
-    return acceptedWithWork(claims.complete(id, token), result);
-  };
+  const enqueue = createEnqueue({
+    queue,
+    claims,
+    queueTimeoutMs: rest.queueTimeoutMs,
+    logger,
+    warnOnce,
+    closing: () => closing,
+  });
 
   const inline = createInlineRunner({
-    process: ordering === undefined ? process : ordering.wrap(process, 'inline'),
+    process: processing.inline,
     claims,
     ackDeadlineMs: rest.ackDeadlineMs,
     handlerTimeoutMs: rest.handlerTimeoutMs,
     handOver: enqueue,
-    deadLetter,
-    onRetry,
+    deadLetter: processing.deadLetter,
+    onRetry: processing.onRetry,
   });
 
   const refuseBody = (problem: BodyProblem): WebhookResponse => {
@@ -389,32 +270,13 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     const orderingKey = ordering === undefined ? undefined : ordering.keyOf(event);
     let claim: Promise<ClaimResult>;
     try {
-      // An in-process store cannot stall: no deadline, and none of its timer and promises.
-      claim = store.inProcess
-        ? store.claim(event.id, leaseMs, orderingKey)
-        : withDeadline(
-            () => store.claim(event.id, leaseMs, orderingKey),
-            storeTimeoutMs,
-            'store_unavailable',
-            (pending) => releaseLateClaim(event.id, pending),
-          );
+      claim = claims.claim(event.id, orderingKey);
     } catch (error) {
       return storeDown(event, error);
     }
     return claim.then(
       (result) => claimed(event, deliveryId, result, orderingKey, delivery),
       (error: unknown) => storeDown(event, error),
-    );
-  };
-
-  // A claim past its deadline may still land when the store wakes up: nobody will use it, so it is given up at
-  // once rather than holding the sender's retries off (409) for a whole lease.
-  const releaseLateClaim = (id: string, pending: Promise<ClaimResult>): void => {
-    void pending.then(
-      (late) => {
-        if (late.status === 'claimed') claims.release(id, late.token);
-      },
-      () => {},
     );
   };
 

@@ -14,6 +14,9 @@ export interface WebhookResponse {
   readonly background?: Promise<void>;
 }
 
+/** An answer now, or once a store, queue or Web Crypto has answered. */
+export type Answer = WebhookResponse | Promise<WebhookResponse>;
+
 /** Seconds a sender is told to wait after a 409 or a 503. */
 export const RETRY_AFTER_SECONDS = 5;
 
