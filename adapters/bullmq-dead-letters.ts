@@ -32,11 +32,6 @@ if score ~= '' then
 end
 return redis.call('ZREVRANGE', key, start, start + tonumber(ARGV[3]) - 1, 'WITHSCORES')`;
 
-// Drops a dead letter from the failed set when it is there, with the failure time asked for when one is given.
-const FAILED_TAKE = `local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if not score or (ARGV[2] ~= '' and tonumber(score) ~= tonumber(ARGV[2])) then return 0 end
-return redis.call('ZREM', KEYS[1], ARGV[1])`;
-
 /** A position in the failed set: a job's failure time (its score, as Redis wrote it) and its id. */
 interface FailedCursor {
   readonly score: string;
@@ -86,21 +81,6 @@ export const letterOf = (job: EventJob, error: unknown): DeadLetter => ({
   failedAt: job.finishedOn ?? Date.now(),
   ...(job.data.trace === undefined ? {} : { trace: job.data.trace }),
 });
-
-/**
- * Takes a dead letter out of the failed set, atomically and only with the failure time asked for: of a discard and
- * a replay (or two discards) of one letter, only the first finds it there. False when it was not there.
- * @example
- * if (await takeFailed(client, queue, eventId, failedAt)) await queue.remove(eventId);
- */
-export async function takeFailed(
-  client: Redis,
-  queue: Queue<JobData>,
-  eventId: string,
-  failedAt: number | undefined,
-): Promise<boolean> {
-  return (await client.eval(FAILED_TAKE, 1, queue.keys.failed!, eventId, failedAt ?? '')) === 1;
-}
 
 /**
  * One page of the queue's dead letters, newest first. On Redis (`connect` given: the query is checked before it is

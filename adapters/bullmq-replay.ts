@@ -1,6 +1,6 @@
-// A BullMQ dead letter made ready to run again on Redis: checked and reset in one script, before BullMQ retries it.
+// A BullMQ dead letter run again: on Redis checked and reset in one script, before BullMQ retries it.
 // Internal: not a subpath of the package.
-import type { Queue } from 'bullmq';
+import { ErrorCode, type Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { EventJob, JobData } from './bullmq-dead-letters.js';
 import { runScript, script } from './redis-script.js';
@@ -36,7 +36,7 @@ export function replayData({ event, deliveryId, trace }: JobData): JobData {
  * @example
  * if (await resetForReplay(producer, queue, job, { failedAt, successKey })) await job.retry('failed');
  */
-export async function resetForReplay(
+async function resetForReplay(
   client: Redis,
   queue: Queue<JobData>,
   job: EventJob,
@@ -53,4 +53,41 @@ export async function resetForReplay(
   const keys = [queue.keys.failed!, queue.toKey(job.id!), successKey];
   const args = [job.id!, failedAt ?? '', JSON.stringify(data), JSON.stringify(opts)];
   return (await runScript(client, RESET, keys, args)) === 1;
+}
+
+/**
+ * Queues the dead letter of `eventId` again (with the failure time `failedAt`, when given) to run as a new job
+ * would; false when it is not that letter (gone, running, or failed again since it was listed) or another replay took
+ * it first. `producer`: the queue's Redis connection, ready; undefined on another backend.
+ * @example
+ * const replayed = await replayLetter(queue, producer, eventId, { failedAt, successKey });
+ */
+export async function replayLetter(
+  queue: Queue<JobData>,
+  producer: Redis | undefined,
+  eventId: string,
+  { failedAt, successKey }: { readonly failedAt: number | undefined; readonly successKey: string },
+): Promise<boolean> {
+  const job = (await queue.getJob(eventId)) as EventJob | undefined;
+  if (job === undefined) return false;
+  if (producer !== undefined) {
+    // Checked and reset in one script, only while it is still this failure: a replay that another one beat (or a
+    // stale `failedAt`) writes nothing over the run that won, and the letter runs as a new job would.
+    if (!(await resetForReplay(producer, queue, job, { failedAt, successKey }))) return false;
+  } else {
+    if (!(await job.isFailed())) return false;
+    // A letter that failed again since it was listed is a newer one, not the letter asked for.
+    if (failedAt !== undefined && job.finishedOn !== failedAt) return false;
+    await job.updateData(replayData(job.data));
+  }
+  try {
+    // Atomic in Redis: of concurrent replays, only the first finds the job failed and moves it back.
+    await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+  } catch (error) {
+    // The job is gone, or no longer failed: another replay (or a discard) took it first.
+    const code = (error as { code?: unknown })?.code;
+    if (code === ErrorCode.JobNotExist || code === ErrorCode.JobNotInState) return false;
+    throw error;
+  }
+  return true;
 }

@@ -1,18 +1,8 @@
 // The BullMQ queue: an accepted event is a job in Redis (or Postgres, on BullMQ's backend) before the 202, kept through crashes.
-import {
-  type BackendFactory,
-  DelayedError,
-  ErrorCode,
-  type IQueueBackend,
-  Queue,
-  Worker,
-  withBackend,
-} from 'bullmq';
-import { Redis, type RedisOptions } from 'ioredis';
-import { type Attempt, startAttempt } from '../src/attempt.js';
+import { type BackendFactory, type IQueueBackend, Queue, Worker, withBackend } from 'bullmq';
+import type { Redis, RedisOptions } from 'ioredis';
 import { errorClassOf } from '../src/dead-letters.js';
 import { ConfigurationError, WebhookError } from '../src/errors.js';
-import { OrderingWait } from '../src/ordering-wait.js';
 import {
   type Backoff,
   type DeadLetterPage,
@@ -24,15 +14,11 @@ import {
 } from '../src/queue.js';
 import { DEFAULT_DONE_TTL_MS } from '../src/store.js';
 import { adminCall } from './bullmq-admin.js';
-import {
-  type EventJob,
-  type JobData,
-  keptError,
-  letterOf,
-  readDeadLetters,
-  takeFailed,
-} from './bullmq-dead-letters.js';
-import { replayData, resetForReplay } from './bullmq-replay.js';
+import { openRedis, outlasts, quitWithin, readiness } from './bullmq-connections.js';
+import { type JobData, letterOf, readDeadLetters } from './bullmq-dead-letters.js';
+import { discardLetter } from './bullmq-discard.js';
+import { createJobRunner } from './bullmq-processor.js';
+import { replayLetter } from './bullmq-replay.js';
 import { SuccessRecords } from './bullmq-success.js';
 
 /** Options of `createBullmqQueue`. */
@@ -81,26 +67,6 @@ const HELD_STATES = ['waiting', 'delayed', 'active', 'prioritized', 'waiting-chi
 const BACKOFF_TYPE = 'workforce-webhooks';
 const SHUTDOWN = 'the receiver closed during this attempt';
 
-// True when `ms` pass before `promise` settles.
-async function outlasts(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = await Promise.race([
-    promise.then(() => false),
-    new Promise<boolean>((resolve) => {
-      timer = setTimeout(resolve, ms, true);
-    }),
-  ]);
-  clearTimeout(timer);
-  return late;
-}
-
-// Closes `client` gracefully when it answers within `ms`, else drops its connection.
-async function quitWithin(client: Redis, ms: number): Promise<void> {
-  if (client.status !== 'ready') return client.disconnect();
-  const quit = client.quit().catch(() => {});
-  if (await outlasts(quit, ms)) client.disconnect();
-}
-
 /**
  * The durable queue for several instances: `enqueue` resolves once the job (id = event id) is stored in Redis,
  * workers on every instance run it, a dead instance's jobs are taken over, exhausted jobs are the dead letters.
@@ -138,17 +104,7 @@ export function createBullmqQueue({
     if (!Number.isInteger(value) || value < 1)
       throw new ConfigurationError(`queue ${key} must be a positive integer`);
   }
-  const open = (overrides: RedisOptions): Redis => {
-    const client =
-      typeof connection === 'string'
-        ? new Redis(connection, overrides)
-        : typeof (connection as Redis).duplicate === 'function' // an ioredis client, of any copy of ioredis
-          ? (connection as Redis).duplicate(overrides)
-          : new Redis({ ...(connection as RedisOptions), ...overrides });
-    // BullMQ reports connection errors through the queue's and worker's 'error' events (logged below).
-    client.on('error', () => {});
-    return client;
-  };
+  const open = (overrides: RedisOptions): Redis => openRedis(connection, overrides);
   // Another backend takes its connection as given; only Redis gets the connections and reads made below.
   const redis = backend === undefined;
   const classes = redis
@@ -187,10 +143,10 @@ export function createBullmqQueue({
     const deadline = performance.now() + timeoutMs;
     const left = (): number => Math.max(0, deadline - performance.now());
     const reachable = !redis || workerClient?.status === 'ready';
-    if (!reachable) abortRunning(SHUTDOWN);
+    if (!reachable) runner.abort(SHUTDOWN);
     const settled = Promise.allSettled([worker?.close(!reachable), queue.close()]);
     if (await outlasts(settled, timeoutMs - Math.min(1000, timeoutMs / 5))) {
-      abortRunning(SHUTDOWN);
+      runner.abort(SHUTDOWN);
       // BullMQ's own connections too (its worker's blocking one, a backend's pool): not waited for.
       if (await outlasts(settled, left()))
         void Promise.allSettled([worker?.disconnect(), queue.disconnect()]);
@@ -198,40 +154,8 @@ export function createBullmqQueue({
     await Promise.all([producer, workerClient].map((client) => client && quitWithin(client, left())));
   };
 
-  // Every delivery that arrives while the producer connects waits on one shared promise: one set of listeners,
-  // however many wait (no MaxListenersExceededWarning under load).
-  let connecting: Promise<void> | undefined;
-  const usable = (): Promise<void> => {
-    if (producer === undefined || producer.status === 'ready') return Promise.resolve();
-    if (!['wait', 'connecting', 'connect'].includes(producer.status))
-      return Promise.reject(new WebhookError('queue_unavailable', `Redis is ${producer.status}`));
-    // Connecting (at start, or a reconnect attempt): its outcome decides; the receiver's queueTimeoutMs bounds it
-    // for an enqueue, adminCall's deadline for an admin call.
-    connecting ??= new Promise<void>((resolve, reject) => {
-      const done = (error?: Error): void => {
-        producer.off('ready', done).off('error', done).off('end', done);
-        connecting = undefined;
-        if (error === undefined && producer.status === 'ready') resolve();
-        else reject(new WebhookError('queue_unavailable', 'Redis is unreachable', { cause: error }));
-      };
-      producer.once('ready', done).once('error', done).once('end', done);
-      if (producer.status === 'wait') producer.connect().catch(() => {});
-    });
-    return connecting;
-  };
-
-  // The attempts running on this instance, by job id, so that a lost lock or a forced shutdown aborts them. Not
-  // BullMQ's per-job AbortController: a processor that takes BullMQ's signal gets one made for every job, which
-  // costs more per job than this map (docs/benchmarks.md, "Durable path").
-  const running = new Map<string, Attempt>();
-  const abortRunning = (reason: string, ids: Iterable<string> = running.keys()): void => {
-    // Handlers get an Error, as for every other abort.
-    for (const id of [...ids]) running.get(id)?.abort(new WebhookError('shutting_down', reason));
-  };
-  // The attempts aborted because their job's lock was lost. BullMQ cannot record their failure (its moveToFailed
-  // finds the lock gone and emits `error`, never `failed`), so the processor counts each: a retry, as another worker
-  // runs the job again. Weak: an entry goes with its attempt.
-  const lockLost = new WeakSet<Attempt>();
+  const ready = producer === undefined ? undefined : readiness(producer);
+  const usable = (): Promise<void> => (ready === undefined ? Promise.resolve() : ready());
 
   // Records of success, so that a finished job Redis hands to another worker after a stall is not run again.
   const successes = new SuccessRecords({
@@ -241,49 +165,7 @@ export function createBullmqQueue({
     lockMs: lockDurationMs,
   });
 
-  const processor = async (job: EventJob, token?: string): Promise<void> => {
-    const { data } = job;
-    const id = job.id!;
-    if (job.stalledCounter > 0 && (await successes.succeededBefore(id, String(job.timestamp)))) {
-      hooks!.logger.info(
-        { eventId: data.event.id, queue: name },
-        'workforce-webhooks: this event succeeded before Redis stalled; not run again',
-      );
-      return;
-    }
-    // An inline run's hand-over with no attempt left: the inline failure, recorded as this job's only attempt.
-    if (data.failedInline !== undefined) throw keptError(data.failedInline, data.lastError);
-    successes.started(id, job.processedOn);
-    const number = (data.attemptsMade ?? 0) + job.attemptsMade + 1;
-    const attempt = startAttempt(hooks!.process, data, { attempt: number, timeoutMs: handlerTimeoutMs });
-    running.set(id, attempt);
-    try {
-      await attempt.done;
-      successes.succeeded(id, String(job.timestamp));
-    } catch (error) {
-      // Its ordering key is held (maybe on another instance): back to delayed, as the same attempt, rather than
-      // holding a worker slot while it waits.
-      if (error instanceof OrderingWait && token !== undefined) {
-        await job.moveToDelayed(Date.now() + error.retryInMs, token);
-        throw new DelayedError();
-      }
-      // Cut short for a lost lock: counted here, as BullMQ will not record it (see `lockLost`).
-      if (lockLost.has(attempt)) hooks!.onRetry?.(data, number);
-      // Kept on the job before BullMQ records the failure: the handlers that succeeded (by then, for an attempt cut
-      // short by its time limit, a lost lock or a shutdown), so the next attempt (any instance) skips them, and the
-      // failure's class, for the dead-letter list.
-      const lastError = errorClassOf(error);
-      const completed = attempt.completed ?? data.completed;
-      if (lastError !== data.lastError || (completed?.length ?? 0) > (data.completed?.length ?? 0))
-        await job.updateData({ ...data, ...(completed === undefined ? {} : { completed }), lastError });
-      throw error;
-    } finally {
-      if (running.get(id) === attempt) {
-        running.delete(id);
-        successes.ended(id);
-      }
-    }
-  };
+  const runner = createJobRunner({ hooks: () => hooks!, successes, name, handlerTimeoutMs });
 
   // An inline run's hand-over, as if its last attempt had failed here: the attempts left, after the backoff of that
   // attempt. With none left it is stored as that failed attempt (one attempt, which the processor fails with the
@@ -324,7 +206,7 @@ export function createBullmqQueue({
       const { logger } = given;
       // BullMQ's blocking fetch must wait through reconnects: maxRetriesPerRequest null, on a connection of its own.
       workerClient = redis ? open({ maxRetriesPerRequest: null }) : undefined;
-      worker = new classes.Worker<JobData>(name, processor, {
+      worker = new classes.Worker<JobData>(name, runner.processor, {
         connection: (workerClient ?? connection) as Redis,
         ...(prefix === undefined ? {} : { prefix }),
         concurrency,
@@ -352,13 +234,7 @@ export function createBullmqQueue({
         void given.onDeadLetter(letterOf(job, error));
       });
       // The lock lapsed (and another worker may take the job): stop this attempt's handlers.
-      worker.on('lockRenewalFailed', (ids: string[]) => {
-        for (const id of ids) {
-          const attempt = running.get(id);
-          if (attempt !== undefined) lockLost.add(attempt);
-        }
-        abortRunning('the job lock was lost', ids);
-      });
+      worker.on('lockRenewalFailed', (ids: string[]) => runner.lockLost(ids));
       const warn = (error: Error): void =>
         logger.warn({ err: error, queue: name }, 'workforce-webhooks: BullMQ error');
       worker.on('error', warn);
@@ -394,57 +270,18 @@ export function createBullmqQueue({
       return adminCall(closed, () => readDeadLetters(queue, connect, query));
     },
     replay(eventId, { failedAt } = {}) {
+      const successKey = successes.keyOf(eventId);
       return adminCall(
         closed,
-        async () => {
-          if (producer !== undefined) await usable();
-          const job = (await queue.getJob(eventId)) as EventJob | undefined;
-          if (job === undefined) return false;
-          if (producer !== undefined) {
-            // Checked and reset in one script, only while it is still this failure: a replay that another one beat
-            // (or a stale `failedAt`) writes nothing over the run that won, and the letter runs as a new job would.
-            const reset = { failedAt, successKey: successes.keyOf(eventId) };
-            if (!(await resetForReplay(producer, queue, job, reset))) return false;
-          } else {
-            if (!(await job.isFailed())) return false;
-            // A letter that failed again since it was listed is a newer one, not the letter asked for.
-            if (failedAt !== undefined && job.finishedOn !== failedAt) return false;
-            await job.updateData(replayData(job.data));
-          }
-          try {
-            // Atomic in Redis: of concurrent replays, only the first finds the job failed and moves it back.
-            await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
-          } catch (error) {
-            // The job is gone, or no longer failed: another replay (or a discard) took it first.
-            const code = (error as { code?: unknown })?.code;
-            if (code === ErrorCode.JobNotExist || code === ErrorCode.JobNotInState) return false;
-            throw error;
-          }
-          return true;
-        },
+        () => usable().then(() => replayLetter(queue, producer, eventId, { failedAt, successKey })),
         lateReplay(eventId),
       );
     },
     discard(eventId, { failedAt } = {}) {
-      return adminCall(closed, async () => {
-        if (producer !== undefined) {
-          await usable();
-          // Taken out of the failed set first, atomically and only with the failure time asked for: of a discard
-          // and a replay (or two discards) of one letter, only the first finds it there, so a replayed event is
-          // never removed, nor its newer failure by a discard that listed the older one.
-          if (!(await takeFailed(producer, queue, eventId, failedAt))) return false;
-          await queue.remove(eventId);
-          await producer.del(successes.keyOf(eventId));
-          return true;
-        }
-        const job = (await queue.getJob(eventId)) as EventJob | undefined;
-        if (job === undefined || !(await job.isFailed())) return false;
-        // A letter that failed again since it was listed is a newer one, not the letter asked for.
-        if (failedAt !== undefined && job.finishedOn !== failedAt) return false;
-        // Without children: the Postgres backend's subtree removal counts a row a concurrent removal already took,
-        // so two discards of one letter would both answer true; the single-row path counts what it deleted.
-        return (await queue.remove(eventId, { removeChildren: false })) === 1;
-      });
+      const successKey = successes.keyOf(eventId);
+      return adminCall(closed, () =>
+        usable().then(() => discardLetter(queue, producer, eventId, { failedAt, successKey })),
+      );
     },
     close({ timeoutMs = 10_000 } = {}) {
       closing ??= shutDown(timeoutMs);

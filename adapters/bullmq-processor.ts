@@ -1,0 +1,109 @@
+// The BullMQ queue's processor: one attempt of a job on this instance, aborted when its lock is lost or the queue closes.
+// Internal: not a subpath of the package.
+import { DelayedError } from 'bullmq';
+import { type Attempt, startAttempt } from '../src/attempt.js';
+import { errorClassOf } from '../src/dead-letters.js';
+import { WebhookError } from '../src/errors.js';
+import { OrderingWait } from '../src/ordering-wait.js';
+import type { QueueHooks } from '../src/queue.js';
+import { type EventJob, keptError } from './bullmq-dead-letters.js';
+import type { SuccessRecords } from './bullmq-success.js';
+
+/** The worker's processor, and what the queue tells it about the attempts it runs. */
+export interface JobRunner {
+  /** BullMQ's processor (no third argument: see `createJobRunner`). */
+  readonly processor: (job: EventJob, token?: string) => Promise<void>;
+  /** Aborts the running attempts of `ids` (all when left out): their handlers get a `shutting_down` error. */
+  abort(reason: string, ids?: Iterable<string>): void;
+  /** BullMQ could not renew these jobs' locks (another worker may take them): their attempts stop, each a retry. */
+  lockLost(ids: readonly string[]): void;
+}
+
+/**
+ * The processor of a queue's worker. It keeps its own map of running attempts by job id, so that a lost lock or a
+ * forced shutdown aborts them, rather than BullMQ's per-job AbortController: a processor that takes BullMQ's signal
+ * gets one made for every job, which costs more per job than this map (docs/benchmarks.md, "Durable path").
+ * @example
+ * const runner = createJobRunner({ hooks: () => hooks!, successes, name, handlerTimeoutMs: 30_000 });
+ * new Worker(name, runner.processor, options);
+ */
+export function createJobRunner({
+  hooks,
+  successes,
+  name,
+  handlerTimeoutMs,
+}: {
+  /** The receiver's hooks, once the queue is started (the worker runs nothing before). */
+  readonly hooks: () => QueueHooks;
+  readonly successes: SuccessRecords;
+  /** The queue's name, for log lines. */
+  readonly name: string;
+  readonly handlerTimeoutMs: number;
+}): JobRunner {
+  const running = new Map<string, Attempt>();
+  // The attempts aborted because their job's lock was lost. BullMQ cannot record their failure (its moveToFailed
+  // finds the lock gone and emits `error`, never `failed`), so the processor counts each: a retry, as another worker
+  // runs the job again. Weak: an entry goes with its attempt.
+  const lockLost = new WeakSet<Attempt>();
+  const abort = (reason: string, ids: Iterable<string> = running.keys()): void => {
+    // Handlers get an Error, as for every other abort.
+    for (const id of [...ids]) running.get(id)?.abort(new WebhookError('shutting_down', reason));
+  };
+
+  const processor = async (job: EventJob, token?: string): Promise<void> => {
+    const { data } = job;
+    const id = job.id!;
+    const { logger, process, onRetry } = hooks();
+    if (job.stalledCounter > 0 && (await successes.succeededBefore(id, String(job.timestamp)))) {
+      logger.info(
+        { eventId: data.event.id, queue: name },
+        'workforce-webhooks: this event succeeded before Redis stalled; not run again',
+      );
+      return;
+    }
+    // An inline run's hand-over with no attempt left: the inline failure, recorded as this job's only attempt.
+    if (data.failedInline !== undefined) throw keptError(data.failedInline, data.lastError);
+    successes.started(id, job.processedOn);
+    const number = (data.attemptsMade ?? 0) + job.attemptsMade + 1;
+    const attempt = startAttempt(process, data, { attempt: number, timeoutMs: handlerTimeoutMs });
+    running.set(id, attempt);
+    try {
+      await attempt.done;
+      successes.succeeded(id, String(job.timestamp));
+    } catch (error) {
+      // Its ordering key is held (maybe on another instance): back to delayed, as the same attempt, rather than
+      // holding a worker slot while it waits.
+      if (error instanceof OrderingWait && token !== undefined) {
+        await job.moveToDelayed(Date.now() + error.retryInMs, token);
+        throw new DelayedError();
+      }
+      // Cut short for a lost lock: counted here, as BullMQ will not record it (see `lockLost`).
+      if (lockLost.has(attempt)) onRetry?.(data, number);
+      // Kept on the job before BullMQ records the failure: the handlers that succeeded (by then, for an attempt cut
+      // short by its time limit, a lost lock or a shutdown), so the next attempt (any instance) skips them, and the
+      // failure's class, for the dead-letter list.
+      const lastError = errorClassOf(error);
+      const completed = attempt.completed ?? data.completed;
+      if (lastError !== data.lastError || (completed?.length ?? 0) > (data.completed?.length ?? 0))
+        await job.updateData({ ...data, ...(completed === undefined ? {} : { completed }), lastError });
+      throw error;
+    } finally {
+      if (running.get(id) === attempt) {
+        running.delete(id);
+        successes.ended(id);
+      }
+    }
+  };
+
+  return {
+    processor,
+    abort,
+    lockLost(ids) {
+      for (const id of ids) {
+        const attempt = running.get(id);
+        if (attempt !== undefined) lockLost.add(attempt);
+      }
+      abort('the job lock was lost', ids);
+    },
+  };
+}
