@@ -1,8 +1,10 @@
 // Spec rule 4 done by the receiver: one event per record key at a time, and never an older event over a newer one.
-import { ConfigurationError, WebhookError } from './errors.js';
+import { ConfigurationError } from './errors.js';
 import type { Logger } from './logger.js';
 import { OrderedAttempt } from './ordered-attempt.js';
+import { freed, KeyGates } from './ordering-gates.js';
 import { asKey, byDefaultKeys, type OrderingKey } from './ordering-keys.js';
+import { keyLeases } from './ordering-leases.js';
 import { markedEvent, markOf, type OrderingMark } from './ordering-mark.js';
 import type { KeyEntry, OrderingStore } from './ordering-store.js';
 import { OrderingWait } from './ordering-wait.js';
@@ -93,38 +95,8 @@ export function createOrdering({
   let runs = 0;
 
   // In-process wake-ups: events waiting for a key this process gives up go at once, not at their next look.
-  const gates = new Map<string, { readonly opened: Promise<void>; readonly open: () => void }>();
-  const wake = (orderingKey: string): void => {
-    const gate = gates.get(orderingKey);
-    gates.delete(orderingKey);
-    gate?.open();
-  };
-  // Opened by the key's next wake-up; made when the key is found busy, so a wake before anyone waits is not lost. A
-  // gate goes only with a wake: one is never made for a durable queue's event (see `wrap`).
-  const gateOf = (orderingKey: string): Promise<void> => {
-    let gate = gates.get(orderingKey);
-    if (gate === undefined) {
-      let open!: () => void;
-      const opened = new Promise<void>((resolve) => {
-        open = resolve;
-      });
-      gate = { opened, open };
-      gates.set(orderingKey, gate);
-    }
-    return gate.opened;
-  };
-  // The gate (when there is one), or `ms` at the most; sooner when `signal` aborts.
-  const freed = (opened: Promise<unknown> | undefined, ms: number, signal?: AbortSignal): Promise<void> =>
-    new Promise<void>((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      void opened?.then(done, done);
-      signal?.addEventListener('abort', done, { once: true });
-    });
+  const gates = new KeyGates();
+  const wake = (orderingKey: string): void => gates.wake(orderingKey);
 
   const reportStale = async (event: WorkforceEvent, watermark: string): Promise<void> => {
     const newer = markedEvent(watermark);
@@ -187,60 +159,9 @@ export function createOrdering({
     await reportStale(event, watermark);
   };
 
-  // The events whose handlers run in this process, by id: their leases are renewed every third of a lease, from
-  // one timer for all of them (a timer per event costs more than the rest of its ordering work), and a retry of
-  // one of them waits until its handlers settle.
-  const held = new Map<string, OrderedAttempt>();
-  let renewing: ReturnType<typeof setInterval> | undefined;
-  const renewAll = (): void => {
-    if (held.size === 0) {
-      clearInterval(renewing);
-      renewing = undefined;
-      return;
-    }
-    for (const [eventId, running] of held) {
-      const { orderingKey } = running;
-      // Handlers that outlived their aborted attempt (they ignore their signal) keep the key until about `maxWaitMs`
-      // after they began (renewals a third of a lease apart), as a failing event would; then its lease lapses.
-      running.renewals++;
-      if (running.renewals * (leaseMs / 3) > maxWaitMs && running.aborted) {
-        held.delete(eventId);
-        continue;
-      }
-      Promise.resolve()
-        .then(() => renew(orderingKey, eventId, running.run))
-        .then(
-          (renewed) => {
-            // A run that settled while this renewal was on its way (a pool may run the two out of order) needs
-            // nothing: a renew-only step cannot take its key back.
-            if (renewed || held.get(eventId) !== running) return;
-            held.delete(eventId);
-            logger.error(
-              { eventId },
-              'workforce-webhooks: the ordering key lease was lost to another event of the key (or a later attempt of this one) while handlers ran; their signal is aborted',
-            );
-            running.lose(
-              new WebhookError(
-                'lease_lost',
-                "another event of this record took the key's lease (it lapsed); stop and leave the record to it",
-              ),
-            );
-          },
-          (error: unknown) =>
-            logger.warn({ eventId, err: error }, 'workforce-webhooks: ordering lease renewal failed'),
-        );
-    }
-  };
-  // Renews a run's lease only while the run still has it (live, or lapsed while nobody took the key).
-  const renew = async (orderingKey: string, eventId: string, runId: string): Promise<boolean> =>
-    store.renew(orderingKey, eventId, runId, leaseMs);
-  const keep = (eventId: string, running: OrderedAttempt): void => {
-    held.set(eventId, running);
-    if (renewing === undefined) {
-      renewing = setInterval(renewAll, leaseMs / 3);
-      renewing.unref?.();
-    }
-  };
+  // The events whose handlers run in this process, by id: their leases renewed, and a retry of one of them waits
+  // until its handlers settle.
+  const held = keyLeases({ store, leaseMs, maxWaitMs, logger });
 
   // An event whose occurredAt is not a date (the envelope check lets few through) is not ordered: see `wrap`.
   const keyOf = (event: WorkforceEvent): string | undefined => asKey(key(event));
@@ -277,7 +198,7 @@ export function createOrdering({
         // Not run, not retried, not dead-lettered: the newer event's handlers already brought the record on.
         if (isStale && stale === 'skip') return skip(orderingKey, event, watermark, runId);
         const ordered = new OrderedAttempt(attempt, orderingKey, isStale, runId);
-        keep(event.id, ordered);
+        held.keep(event.id, ordered);
         let ran: Promise<void>;
         try {
           ran = process(job, ordered);
@@ -285,9 +206,7 @@ export function createOrdering({
           ran = Promise.reject(error);
         }
         ordered.ran = ran;
-        const done = (): void => {
-          if (held.get(event.id) === ordered) held.delete(event.id);
-        };
+        const done = (): void => held.done(event.id, ordered);
         return ran.then(
           () => {
             done();
@@ -319,7 +238,7 @@ export function createOrdering({
           // wait looks again soon, with a gate another event of this process made, or the delay alone.
           const polled = waits === 'durable' || shared;
           const delay = polled ? Math.min(retryInMs, POLL_MS + Math.random() * POLL_MS) : retryInMs;
-          const opened = polled ? gates.get(orderingKey)?.opened : gateOf(orderingKey);
+          const opened = polled ? gates.existing(orderingKey) : gates.gateOf(orderingKey);
           if (waits !== 'inline') throw new OrderingWait(Math.round(delay), () => freed(opened, delay));
           entry = await enterAfter(
             job.event.id,
