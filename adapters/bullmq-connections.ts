@@ -52,11 +52,12 @@ export function readiness(client: Redis): () => Promise<void> {
 }
 
 /**
- * True when `ms` pass before `promise` settles.
+ * True when `ms` pass before `promise` settles; never, with `Infinity` (no timer: one that long would fire at once).
  * @example
  * if (await outlasts(worker.close(), 1000)) void worker.disconnect();
  */
 export async function outlasts(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  if (ms === Number.POSITIVE_INFINITY) return promise.then(() => false);
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = await Promise.race([
     promise.then(() => false),

@@ -13,6 +13,7 @@ import {
   type QueueHooks,
 } from '../src/queue.js';
 import { DEFAULT_DONE_TTL_MS } from '../src/store.js';
+import { closeTimeoutProblem } from '../src/timer-limit.js';
 import { adminCall } from './bullmq-admin.js';
 import { openRedis, outlasts, quitWithin, readiness } from './bullmq-connections.js';
 import { type JobData, letterOf, readDeadLetters } from './bullmq-dead-letters.js';
@@ -284,6 +285,8 @@ export function createBullmqQueue({
       );
     },
     close({ timeoutMs = 10_000 } = {}) {
+      const refused = closeTimeoutProblem(timeoutMs, 'queue close');
+      if (refused !== undefined) return Promise.reject(refused);
       closing ??= shutDown(timeoutMs);
       return closing;
     },

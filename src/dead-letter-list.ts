@@ -79,7 +79,9 @@ export class DeadLetterList {
     let index = entries.length - 1;
     if (query.cursor !== undefined) {
       const before = Number(query.cursor);
-      if (!/^\d{1,15}$/.test(query.cursor))
+      // A cursor is the sequence number of a letter this list added: from 1 to the last one given. Any other
+      // (a forged one past the last would otherwise read the first page again) is refused.
+      if (!/^\d{1,15}$/.test(query.cursor) || before < 1 || before > this.#seq)
         throw new ConfigurationError('deadLetters cursor is not one this queue gave');
       // The newest entry older than the cursor: entries are in rising `seq`, so a binary search finds it.
       let low = 0;

@@ -50,7 +50,10 @@ export interface DeadLetterFilter {
 export interface DeadLetterQuery extends DeadLetterFilter {
   /** Dead letters per page. Default 100, at most 1 000 (a larger value reads 1 000). */
   readonly limit?: number;
-  /** The `cursor` of the previous page, to read the next (older) one; none for the newest. */
+  /**
+   * The `cursor` of the previous page, to read the next (older) one; none for the newest. A malformed cursor, or
+   * one the memory queue never gave, is refused with a `ConfigurationError`.
+   */
   readonly cursor?: string;
 }
 

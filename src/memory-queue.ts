@@ -18,6 +18,7 @@ import {
   type QueueHooks,
   type ReplayOptions,
 } from './queue.js';
+import { closeTimeoutProblem, MAX_TIMER_MS } from './timer-limit.js';
 
 /** Options of `createMemoryQueue`. */
 export interface MemoryQueueOptions {
@@ -30,7 +31,10 @@ export interface MemoryQueueOptions {
   readonly maxQueued?: number;
   /** Attempts per event before it becomes a dead letter. Default 5. */
   readonly attempts?: number;
-  /** Delay before each retry. Default exponential from 1 s to 5 min, with jitter. */
+  /**
+   * Delay before each retry (ms), given the attempt that failed. Default exponential from 1 s to 5 min, with
+   * jitter. A delay past 2^31 - 1 ms (about 24.8 days, the longest a timer waits) is cut to it.
+   */
   readonly backoff?: Backoff;
   /**
    * One attempt's time limit; its `ctx.signal` is aborted then. One timer checks every attempt, so the abort
@@ -48,6 +52,8 @@ export interface MemoryQueueOptions {
  * createReceiver({ secret, queue: createMemoryQueue({ concurrency: 20, attempts: 8 }) });
  */
 export function createMemoryQueue(options: MemoryQueueOptions = {}): EventQueue {
+  if (typeof options !== 'object' || options === null)
+    throw new ConfigurationError('createMemoryQueue options must be an object, e.g. { concurrency: 20 }');
   return new MemoryQueue(options);
 }
 
@@ -90,6 +96,8 @@ class MemoryQueue implements EventQueue {
     this.#pump();
   };
   #onIdle: (() => void) | undefined;
+  // A backoff past the longest timer is logged once, not at every retry.
+  #warnedLongBackoff = false;
 
   constructor({
     concurrency = 10,
@@ -109,6 +117,11 @@ class MemoryQueue implements EventQueue {
       if (!Number.isInteger(value) || value < 1)
         throw new ConfigurationError(`queue ${name} must be a positive integer`);
     }
+    // Checked here, not at the first retry: a backoff that is not a function would fail every retry for good.
+    if (typeof backoff !== 'function')
+      throw new ConfigurationError(
+        `queue backoff must be a function from the failed attempt to a delay in ms, e.g. (attempt) => attempt * 1000, got ${typeof backoff}`,
+      );
     this.#concurrency = concurrency;
     this.#maxQueued = maxQueued;
     this.#attempts = attempts;
@@ -214,19 +227,28 @@ class MemoryQueue implements EventQueue {
   }
 
   // Every call answers with the one drain: a second close resolves with the first, never after its own timeout.
+  // A timeout no timer can keep (NaN, a negative, past 2^31 - 1 ms) would fire at once and dead-letter every
+  // running event: refused, and the queue stays open.
   close({ timeoutMs = 10_000 }: { readonly timeoutMs?: number } = {}): Promise<void> {
+    const refused = closeTimeoutProblem(timeoutMs, 'queue close');
+    if (refused !== undefined) return Promise.reject(refused);
     this.#closing ??= this.#drain(timeoutMs);
     return this.#closing;
   }
 
   // Waits for the jobs and for the onDeadLetter calls in flight. Its last fifth (at most 1 s) is kept for the
-  // onDeadLetter calls of what is left then; whatever still runs at `timeoutMs` is not waited for.
+  // onDeadLetter calls of what is left then; whatever still runs at `timeoutMs` is not waited for. With Infinity,
+  // it waits for the drain however long it takes, and sets no timer.
   async #drain(timeoutMs: number): Promise<void> {
     this.#closed = true;
     if (this.#idle) return;
     const idle = new Promise<'idle'>((resolve) => {
       this.#onIdle = () => resolve('idle');
     });
+    if (timeoutMs === Number.POSITIVE_INFINITY) {
+      await idle;
+      return;
+    }
     const reserveMs = Math.min(1000, timeoutMs / 5);
     let timer: ReturnType<typeof setTimeout> | undefined;
     const until = (ms: number): Promise<'idle' | 'timeout'> =>
@@ -339,12 +361,15 @@ class MemoryQueue implements EventQueue {
     if (this.#idle) this.#onIdle?.();
   }
 
-  // A backoff that throws must not lose the job: it is retried after the default delay instead.
+  // A backoff that throws must not lose the job: it is retried after the default delay instead. One past the
+  // longest timer would fire at once (Node's overflow), so it is cut to that longest timer.
   #delay(attempt: number): number {
+    let ms: number;
     try {
-      const ms = this.#backoff(attempt);
-      if (Number.isFinite(ms) && ms >= 0) return ms;
-      throw new ConfigurationError(`backoff returned ${String(ms)}`);
+      ms = this.#backoff(attempt);
+      // NaN fails both tests; Infinity is a delay past the longest timer.
+      if (!(typeof ms === 'number' && ms >= 0))
+        throw new ConfigurationError(`backoff returned ${String(ms)}`);
     } catch (error) {
       this.#hooks!.logger.error(
         { err: error },
@@ -352,6 +377,16 @@ class MemoryQueue implements EventQueue {
       );
       return 1000;
     }
+    if (ms <= MAX_TIMER_MS) return ms;
+    // A configuration mistake (seconds taken for milliseconds, say), told once rather than at every retry.
+    if (!this.#warnedLongBackoff) {
+      this.#warnedLongBackoff = true;
+      this.#hooks!.logger.warn(
+        { backoffMs: ms },
+        `workforce-webhooks: the queue backoff returned more than ${MAX_TIMER_MS} ms (about 24.8 days, the longest a timer waits); retrying after ${MAX_TIMER_MS} ms instead: make backoff return milliseconds below that`,
+      );
+    }
+    return MAX_TIMER_MS;
   }
 
   // Counted until its onDeadLetter call ends, so that close() waits for it. `waiting`: close() gave the job up

@@ -31,14 +31,14 @@ export interface DedupeStore {
   /**
    * Extends the claim `token` holds, also once its lease has passed if nobody took the id meanwhile; false when
    * another owner holds the id or it is done. Whether an id that another owner took and then released comes back
-   * is the store's own: memory and Postgres answer false, Redis (which keeps no trace of a released claim)
-   * re-takes it. Either way no live run overlaps the renewed one.
+   * is the store's own: Postgres answers false, memory and Redis (which keep no trace of a released claim) re-take
+   * it. Either way no live run overlaps the renewed one.
    */
   renew(id: string, token: string, leaseMs: number): Promise<boolean>;
   /**
-   * Marks `id` done for `ttlMs`, also once the lease of `token` has passed if nobody took the id meanwhile (Redis,
-   * which keeps no trace of a lapsed lease, marks an id it no longer holds); false when another owner holds the id
-   * or it is done.
+   * Marks `id` done for `ttlMs`, also once the lease of `token` has passed if nobody took the id meanwhile (Redis
+   * and memory, which keep no trace of a lapsed lease once it expired or was swept, mark an id they no longer hold);
+   * false when another owner holds the id or it is done.
    */
   complete(id: string, token: string, ttlMs: number): Promise<boolean>;
   /** Gives the claim up so a later delivery can take it; false when `token` no longer owns it. */
@@ -65,10 +65,10 @@ export const DEFAULT_DONE_TTL_MS: number = 72 * 60 * 60 * 1000;
 /** Options of `createMemoryStore`. */
 export interface MemoryStoreOptions {
   /**
-   * Ids remembered: those of the last `max` claims (at most 2^24). Default 100 000. With `ordering`, also the
-   * watermarks remembered: those of the `max` records whose watermark moved last (an older event of a record whose
-   * watermark was forgotten runs, as a redelivery of a forgotten id does). Leases and holds of events in flight are
-   * never forgotten, whatever `max`.
+   * Done ids remembered: those of the last `max` events marked done (at most 2^24). Default 100 000. With
+   * `ordering`, also the watermarks remembered: those of the `max` records whose watermark moved last (an older event
+   * of a record whose watermark was forgotten runs, as a redelivery of a forgotten id does). Claims, leases and holds
+   * of events in flight are never forgotten, whatever `max`.
    */
   readonly max?: number;
   /** The clock (ms), like `Date.now`; leases and done TTLs follow it. */
@@ -79,69 +79,110 @@ export interface MemoryStoreOptions {
 const MAX_IDS = 2 ** 24;
 const DONE_CLAIM: ClaimResult = Object.freeze({ status: 'done' });
 const IN_PROGRESS_CLAIM: ClaimResult = Object.freeze({ status: 'in_progress' });
+// The fewest claims the table holds before it looks for lapsed ones (then again at twice what it kept).
+const SWEEP_FROM = 1024;
 
 // What the store keeps per id: the token that owns the claim (undefined once done) and when the lease or done
-// mark ends (ms, inclusive). Changed in place, so that completing or renewing never moves the id in the order.
+// mark ends (ms, inclusive). One object from claim to done mark: marking done changes it in place and moves it.
 interface Entry {
   token: string | undefined;
   expires: number;
 }
 
 /**
- * The in-process dedupe store: at most `max` ids, done ids kept for the TTL given to `complete`.
+ * The in-process dedupe store: every claim in flight, and the last `max` done ids for the TTL given to `complete`.
  * Right for one process; several instances need `createRedisStore`.
  * @example
  * createReceiver({ secret, store: createMemoryStore({ max: 500_000 }) });
  */
-export function createMemoryStore({ max = 100_000, now = Date.now }: MemoryStoreOptions = {}): DedupeStore {
+export function createMemoryStore(options: MemoryStoreOptions = {}): DedupeStore {
+  if (typeof options !== 'object' || options === null)
+    throw new ConfigurationError('createMemoryStore options must be an object, e.g. { max: 100_000 }');
+  const { max = 100_000, now = Date.now } = options;
   if (!Number.isInteger(max) || max < 1) throw new ConfigurationError('store max must be a positive integer');
   if (max > MAX_IDS) throw new ConfigurationError(`store max must be at most ${MAX_IDS}`);
-  // The ids of the last `max` claims, in claim order: entries are read with `peek`, which leaves the order alone,
-  // and only a claim `set`s. Leases and done marks expire by the injected clock, checked on read; an expired entry
-  // stays until a claim of its id replaces it or it is the oldest.
-  const entries = new LRUCache<string, Entry>({ max });
+  if (typeof now !== 'function')
+    throw new ConfigurationError('store now must be a function answering milliseconds, like Date.now');
+  // Claims in flight live apart from the done ids and are never evicted: one pushed out would be given to the next
+  // copy of its event, and its owner's renewal would find it gone and abort a run the sender will not send again.
+  // A claim leaves when it is marked done (into `done`), released, or taken over once lapsed; a lapsed one nobody
+  // ends (its owner stalled or gone) is swept when the table has doubled, and its owner's late renewal or done
+  // mark takes it back, as the Redis store's does once the key expired. Per delivery this costs a second lookup at
+  // the claim and one Map insert and delete beside the LRU's one `set` (which the claim made before), and no new
+  // object: the entry the claim makes is the one the done mark moves into `done`.
+  const claims = new Map<string, Entry>();
+  let sweepAt = SWEEP_FROM;
+  const sweep = (at: number): void => {
+    for (const [id, entry] of claims) if (entry.expires < at) claims.delete(id);
+    sweepAt = Math.max(SWEEP_FROM, claims.size * 2);
+  };
+  // The ids of the last `max` done marks, in the order they were made: read with `peek`, which leaves the order
+  // alone. A done mark expires by the injected clock, checked on read, and stays until it is the oldest.
+  const done = new LRUCache<string, Entry>({ max });
   const { ordering, watermarkNow } = createMemoryOrdering({ max, now });
   let counter = 0;
 
-  // The entry of `id` while `token` owns its live lease at `at`; else undefined.
-  const owned = (id: string, token: string, at: number): Entry | undefined => {
-    const entry = entries.peek(id);
-    return entry !== undefined && entry.token === token && entry.expires >= at ? entry : undefined;
+  const doneAt = (id: string, at: number): boolean => {
+    const entry = done.peek(id);
+    return entry !== undefined && entry.expires >= at;
   };
 
   return {
     inProcess: true,
     async claim(id, leaseMs, orderingKey) {
       const at = now();
-      const entry = entries.peek(id);
-      if (entry !== undefined && entry.expires >= at)
-        return entry.token === undefined ? DONE_CLAIM : IN_PROGRESS_CLAIM;
+      let entry = claims.get(id);
+      if (entry !== undefined) {
+        if (entry.expires >= at) return IN_PROGRESS_CLAIM;
+      } else if (doneAt(id, at)) return DONE_CLAIM;
       counter += 1;
       const token = String(counter);
-      entries.set(id, { token, expires: at + leaseMs });
+      if (entry !== undefined) {
+        // A lapsed lease taken over: the old owner's token no longer acts on it.
+        entry.token = token;
+        entry.expires = at + leaseMs;
+      } else {
+        if (claims.size >= sweepAt) sweep(at);
+        entry = { token, expires: at + leaseMs };
+        claims.set(id, entry);
+      }
       if (orderingKey !== undefined)
         return { status: 'claimed', token, watermark: watermarkNow(orderingKey) };
       return { status: 'claimed', token };
     },
     async renew(id, token, leaseMs) {
-      // A lease that passed is still the owner's while its entry holds the owner's token: a claim of the id
-      // would have replaced the entry, a release removed it, and a done mark cleared the token.
-      const entry = entries.peek(id);
-      if (entry === undefined || entry.token !== token) return false;
-      entry.expires = now() + leaseMs;
+      const at = now();
+      // A lease that passed is still the owner's while its entry holds the owner's token: a claim of the id would
+      // have changed the token, a release or a done mark taken the entry out.
+      const entry = claims.get(id);
+      if (entry !== undefined) {
+        if (entry.token !== token) return false;
+        entry.expires = at + leaseMs;
+        return true;
+      }
+      // Nobody holds the id (released, or a lapsed lease swept): the renewal takes it back unless it is done.
+      if (doneAt(id, at)) return false;
+      claims.set(id, { token, expires: at + leaseMs });
       return true;
     },
     async complete(id, token, ttlMs) {
+      const at = now();
       // As renew: the entry still holds the owner's token while nobody took the id, even past its lease.
-      const entry = entries.peek(id);
-      if (entry === undefined || entry.token !== token) return false;
+      let entry = claims.get(id);
+      if (entry !== undefined) {
+        if (entry.token !== token) return false;
+        claims.delete(id);
+      } else if (doneAt(id, at)) return false;
+      else entry = { token: undefined, expires: 0 }; // a lapsed lease swept: marked done while nobody took the id
       entry.token = undefined;
-      entry.expires = now() + ttlMs;
+      entry.expires = at + ttlMs;
+      done.set(id, entry);
       return true;
     },
     async release(id, token) {
-      if (owned(id, token, now()) === undefined) return false;
-      entries.delete(id);
+      const entry = claims.get(id);
+      if (entry === undefined || entry.token !== token || entry.expires < now()) return false;
+      claims.delete(id);
       return true;
     },
     ordering,

@@ -607,6 +607,32 @@ export function runQueueContract(name: string, create: (options: QueueContractOp
       await first;
     });
 
+    it('waits with no limit for close({ timeoutMs: Infinity }), and refuses a timeout no timer can keep, staying open', async () => {
+      const gate = deferred();
+      const running = deferred();
+      let signal: AbortSignal | undefined;
+      const { queue } = started({}, async ({ ctx }) => {
+        signal = ctx.signal;
+        running.resolve();
+        await gate.promise;
+      });
+      for (const timeoutMs of [Number.NaN, -1, 2 ** 31, '1000' as unknown as number])
+        await expect(queue.close({ timeoutMs })).rejects.toThrow(/timeoutMs must be/);
+      await queue.enqueue(queuedEvent());
+      await running.promise;
+      let closed = false;
+      const closing = queue.close({ timeoutMs: Number.POSITIVE_INFINITY }).then(() => {
+        closed = true;
+      });
+      // A timer given Infinity would fire at once and abort the running attempt.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(closed).toBe(false);
+      expect(signal?.aborted).toBe(false);
+      gate.resolve();
+      await closing;
+      expect(signal?.aborted).toBe(false);
+    });
+
     it('aborts what still runs when close times out', async () => {
       const running = deferred();
       let signal: AbortSignal | undefined;
