@@ -36,7 +36,7 @@ export interface InlineRunner {
    * held the event loop past its lease gets its renewal in before a store that forgot the claim can give it out.
    */
   running(eventId: string): boolean;
-  /** Waits up to `timeoutMs` for runs in flight, then aborts what is left with `reason`. */
+  /** Waits up to `timeoutMs` (`Infinity`: with no timer) for runs in flight, then aborts what is left with `reason`. */
   close(timeoutMs: number, reason: unknown): Promise<void>;
 }
 
@@ -196,9 +196,13 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
       closed = true;
       const left = [...runs.values()];
       let timer: ReturnType<typeof setTimeout> | undefined;
-      const expired = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, timeoutMs);
-      });
+      // No limit: no timer at all (one past 2^31 - 1 ms would fire at once and cut every run short).
+      const expired =
+        timeoutMs === Number.POSITIVE_INFINITY
+          ? new Promise<void>(() => {})
+          : new Promise<void>((resolve) => {
+              timer = setTimeout(resolve, timeoutMs);
+            });
       await Promise.race([Promise.all(left.map((run) => run.outcome)), expired]);
       for (const run of left) run.attempt.abort(reason);
       // Late failures go to the queue now, while it still takes them (the receiver closes it after this), rather

@@ -21,6 +21,32 @@ const noop = (): void => {};
  */
 export const silentLogger: Logger = Object.freeze({ debug: noop, info: noop, warn: noop, error: noop });
 
+/**
+ * The user's logger with each method made safe to call anywhere: a method that throws (a transport down) loses its
+ * line and nothing else, as log calls sit in catch blocks and background work where a throw would be unhandled.
+ * @example
+ * const logger = guardLogger(pino()); // what `createReceiver({ logger: pino() })` logs with
+ */
+export function guardLogger(logger: Logger): Logger {
+  const guard =
+    (level: keyof Logger) =>
+    (obj: object, msg?: string): void => {
+      try {
+        // Called as a method (pino's need `this`), with the arguments as given.
+        if (msg === undefined) logger[level](obj);
+        else logger[level](obj, msg);
+      } catch {
+        // The line is lost; the delivery, the retry or the dead letter that logged it goes on.
+      }
+    };
+  return Object.freeze({
+    debug: guard('debug'),
+    info: guard('info'),
+    warn: guard('warn'),
+    error: guard('error'),
+  });
+}
+
 /** How often a repeated log line may be printed again: once a minute. */
 export const REPEAT_INTERVAL_MS = 60_000;
 

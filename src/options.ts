@@ -2,7 +2,7 @@
 import type { ApiClient } from '../api/client.js';
 import { DEFAULT_BODY_TIMEOUT_MS } from './body.js';
 import { ConfigurationError } from './errors.js';
-import { createConsoleLogger, type Logger, silentLogger } from './logger.js';
+import { createConsoleLogger, guardLogger, type Logger, silentLogger } from './logger.js';
 import { createMemoryQueue } from './memory-queue.js';
 import type { OrderingOptions } from './ordering.js';
 import type { OrderingMark } from './ordering-mark.js';
@@ -10,9 +10,13 @@ import type { DeadLetter, EventQueue } from './queue.js';
 import { createSecretSource, type SecretOption, type SecretSource } from './secret-source.js';
 import { createMemoryStore, DEFAULT_DONE_TTL_MS, type DedupeStore } from './store.js';
 import type { Telemetry } from './telemetry.js';
+import { MAX_TIMER_MS } from './timer-limit.js';
 import type { WorkforceEvent } from './types.js';
 
-/** Options of `createReceiver`. */
+/**
+ * Options of `createReceiver`; one of the wrong type, or a time in ms past 2^31 - 1 (about 24.8 days, the longest
+ * a timer waits), throws a `ConfigurationError` naming it.
+ */
 export interface ReceiverOptions {
   /**
    * The endpoint's signing secret (`whsec_...`), several during rotation, or a function returning them, called at
@@ -37,7 +41,10 @@ export interface ReceiverOptions {
   readonly maxBodyBytes?: number;
   /** A body not complete this long after its read began is answered 408 and its connection closed. Default 10 000. */
   readonly bodyTimeoutMs?: number;
-  /** pino-shaped. Default: warnings and errors to the console (stderr); `false` silences it. Never given bodies or secrets. */
+  /**
+   * pino-shaped. Default: warnings and errors to the console (stderr); `false` silences it. Never given bodies or
+   * secrets. A method of it that throws loses its line, nothing else.
+   */
   readonly logger?: Logger | false;
   /** Called with every event whose handlers failed every attempt. */
   readonly onDeadLetter?: (letter: DeadLetter) => unknown;
@@ -78,6 +85,82 @@ export type ResolvedOptions = Required<
     readonly logger: Logger;
   };
 
+// Options that set a timer: past MAX_TIMER_MS Node fires it after 1 ms, so a limit that long would be none at all.
+const TIMER_OPTIONS: ReadonlySet<string> = new Set([
+  'ackDeadlineMs',
+  'handlerTimeoutMs',
+  'bodyTimeoutMs',
+  'leaseMs',
+  'storeTimeoutMs',
+  'queueTimeoutMs',
+]);
+// What the receiver calls on a store and a queue (the optional members of DedupeStore and EventQueue aside).
+const STORE_METHODS = ['claim', 'complete', 'release', 'renew'] as const;
+const QUEUE_METHODS = ['start', 'enqueue', 'deadLetters', 'replay', 'discard', 'close'] as const;
+const LOGGER_METHODS = ['debug', 'info', 'warn', 'error'] as const;
+
+// A given value in an error message: numbers and strings as written, anything else by its kind (never its content).
+const shown = (value: unknown): string =>
+  typeof value === 'number' || typeof value === 'bigint'
+    ? String(value)
+    : typeof value === 'string'
+      ? JSON.stringify(value)
+      : value === null
+        ? 'null'
+        : Array.isArray(value)
+          ? 'an array'
+          : typeof value;
+
+const hasMethods = (value: unknown, names: readonly string[]): boolean =>
+  typeof value === 'object' &&
+  value !== null &&
+  names.every((name) => typeof (value as Record<string, unknown>)[name] === 'function');
+
+function checkFunction(name: string, value: unknown, optional: boolean): void {
+  if (typeof value === 'function' || (optional && value === undefined)) return;
+  throw new ConfigurationError(`${name} must be a function, got ${shown(value)}`);
+}
+
+function checkObject(name: string, value: unknown, what: string): void {
+  if (value === undefined || (typeof value === 'object' && value !== null && !Array.isArray(value))) return;
+  throw new ConfigurationError(`${name} must be ${what}, got ${shown(value)}`);
+}
+
+function checkNumber(name: string, value: unknown): void {
+  if (TIMER_OPTIONS.has(name)) {
+    if (typeof value === 'number' && value > 0 && value <= MAX_TIMER_MS) return;
+    throw new ConfigurationError(
+      `${name} must be a number of milliseconds above 0 and at most ${MAX_TIMER_MS} (about 24.8 days, the longest a timer waits), got ${shown(value)}`,
+    );
+  }
+  if (typeof value === 'number' && Number.isFinite(value) && value > 0) return;
+  throw new ConfigurationError(`${name} must be a positive number, got ${shown(value)}`);
+}
+
+function checkedStore(store: unknown): DedupeStore {
+  if (hasMethods(store, STORE_METHODS)) return store as DedupeStore;
+  throw new ConfigurationError(
+    `store must be a DedupeStore (an object with claim, complete, release and renew functions, e.g. createRedisStore()), got ${shown(store)}`,
+  );
+}
+
+function checkedQueue(queue: unknown): EventQueue {
+  if (hasMethods(queue, QUEUE_METHODS)) return queue as EventQueue;
+  throw new ConfigurationError(
+    `queue must be an EventQueue (an object with start, enqueue, deadLetters, replay, discard and close functions, e.g. createBullmqQueue()), got ${shown(queue)}`,
+  );
+}
+
+function checkedLogger(logger: unknown): Logger {
+  if (logger === false) return silentLogger;
+  // A logger that throws (a transport down) loses its line, never a delivery: log calls sit in catch blocks and
+  // background work, where a throw would become an unhandled rejection.
+  if (hasMethods(logger, LOGGER_METHODS)) return guardLogger(logger as Logger);
+  throw new ConfigurationError(
+    `logger must be a pino-shaped logger (an object with debug, info, warn and error functions) or false, got ${shown(logger)}`,
+  );
+}
+
 /**
  * Applies the defaults and throws a `ConfigurationError` for options that cannot work.
  * @example
@@ -90,21 +173,27 @@ export function resolveOptions(options: ReceiverOptions): ResolvedOptions {
     secret,
     toleranceSeconds = 300,
     now = Date.now,
-    store = createMemoryStore({ now }),
-    queue = createMemoryQueue(),
+    store: givenStore,
+    queue: givenQueue,
     mode = 'queue',
     ackDeadlineMs = 8000,
     handlerTimeoutMs = 30_000,
     maxBodyBytes = 1024 * 1024,
     bodyTimeoutMs = DEFAULT_BODY_TIMEOUT_MS,
-    logger: given = createConsoleLogger({ now }),
+    logger: givenLogger,
     leaseMs = 30_000,
     doneTtlMs = DEFAULT_DONE_TTL_MS,
     storeTimeoutMs = 2000,
     queueTimeoutMs = 2000,
-    ...rest
+    api,
+    onDeadLetter,
+    ordering,
+    onStale,
+    telemetry,
   } = options;
   if (mode !== 'queue' && mode !== 'inline') throw new ConfigurationError(`mode must be 'queue' or 'inline'`);
+  // Checked before the defaults that use it: the memory store and the console logger read the clock.
+  checkFunction('now', now, false);
   const numbers = {
     toleranceSeconds,
     ackDeadlineMs,
@@ -116,11 +205,19 @@ export function resolveOptions(options: ReceiverOptions): ResolvedOptions {
     storeTimeoutMs,
     queueTimeoutMs,
   };
-  for (const [name, value] of Object.entries(numbers)) {
-    if (!Number.isFinite(value) || value <= 0)
-      throw new ConfigurationError(`${name} must be a positive number`);
-  }
-  const logger = given === false ? silentLogger : given;
+  for (const [name, value] of Object.entries(numbers)) checkNumber(name, value);
+  checkFunction('onDeadLetter', onDeadLetter, true);
+  checkFunction('onStale', onStale, true);
+  checkObject(
+    'ordering',
+    ordering,
+    'an object ({ key, stale, maxWaitMs }, each optional), or unset for no ordering',
+  );
+  checkObject('telemetry', telemetry, 'a Telemetry object, e.g. otelTelemetry()');
+  checkObject('api', api, 'a read-API client, e.g. createApiClient()');
+  const store = givenStore === undefined ? createMemoryStore({ now }) : checkedStore(givenStore);
+  const queue = givenQueue === undefined ? createMemoryQueue() : checkedQueue(givenQueue);
+  const logger = givenLogger === undefined ? createConsoleLogger({ now }) : checkedLogger(givenLogger);
   return {
     ...numbers,
     secrets: createSecretSource(secret, logger),
@@ -129,10 +226,10 @@ export function resolveOptions(options: ReceiverOptions): ResolvedOptions {
     queue,
     mode,
     logger,
-    api: rest.api,
-    onDeadLetter: rest.onDeadLetter,
-    ordering: rest.ordering,
-    onStale: rest.onStale,
-    telemetry: rest.telemetry,
+    api,
+    onDeadLetter,
+    ordering,
+    onStale,
+    telemetry,
   };
 }

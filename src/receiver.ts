@@ -31,6 +31,7 @@ import type { ClaimResult } from './store.js';
 import type { DeliveryObserver } from './telemetry.js';
 import { observeClaim, observeDelivery, observeEvent, traceOf } from './telemetry-delivery.js';
 import { guardTelemetry } from './telemetry-guard.js';
+import { closeTimeoutProblem } from './timer-limit.js';
 import type {
   ErrorHandler,
   EventDataMap,
@@ -47,6 +48,12 @@ export type { ReceiverOptions } from './options.js';
 // What `receiver.fetch` logs when the Request's body was read before it.
 const FETCH_FIX =
   'pass the Request to receiver.fetch (or to the Next route handler) unread: nothing may call request.text(), request.json() or request.arrayBuffer() before it (to look at the body first, read a request.clone())';
+// What `receiver.fetch` logs when the platform's waitUntil throws (Workers' `ctx.waitUntil` called without its `ctx`).
+const WAIT_UNTIL_FIX =
+  'pass the platform context itself so that waitUntil keeps its `this`, e.g. receiver.fetch(request, ctx), not { waitUntil: ctx.waitUntil }';
+
+// close() with no timeoutMs.
+const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
 
 /** What adapters pass to `receiver.handle`. */
 export interface HandleInput {
@@ -69,7 +76,7 @@ export type BodyProblem =
   | { readonly kind: 'raw_body_unavailable'; readonly fix: string }
   | { readonly kind: 'unreadable' };
 
-/** Platform hooks for `receiver.fetch` (Workers' `ctx.waitUntil`). */
+/** Platform hooks for `receiver.fetch`: on Workers pass `ctx` itself, whose `waitUntil` is called on it. */
 export interface FetchPlatform {
   readonly waitUntil?: (promise: Promise<unknown>) => void;
 }
@@ -89,7 +96,11 @@ export interface Receiver<M = EventDataMap> {
   handle(input: HandleInput): Promise<WebhookResponse>;
   /** The Web-standard adapter (Bun, Deno, Workers): `Request` in, `Response` out. */
   fetch(request: Request, platform?: FetchPlatform): Promise<Response>;
-  /** Answers new deliveries 503 and drains; what cannot finish in `timeoutMs` (default 10 000) is dead-lettered. */
+  /**
+   * Answers new deliveries 503 and drains; what cannot finish in `timeoutMs` (default 10 000; `Infinity`: wait for
+   * the drain with no limit) is dead-lettered. Any other `timeoutMs` than 0 to 2^31 - 1 or `Infinity` (NaN, a
+   * negative, not a number) rejects with a `ConfigurationError` and leaves the receiver open.
+   */
   close(options?: { readonly timeoutMs?: number }): Promise<void>;
   /**
    * One page of the dead letters, newest first: `limit` (default 100, at most 1 000), and the `cursor` of the
@@ -187,7 +198,7 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     warnOnce(
       'raw_body_unavailable',
       { fix: problem.fix },
-      `workforce-webhooks: the request body was already parsed, so its signature cannot be checked. Fix: ${problem.fix}`,
+      `workforce-webhooks: the raw request body is not available (something read, parsed or decoded it before this route), so its signature cannot be checked. Fix: ${problem.fix}`,
       'error',
     );
     return answers.rawBodyUnavailable;
@@ -338,6 +349,20 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
           telemetryFault,
         );
 
+  // The keep-alive is the platform's: when it throws (Workers' `ctx.waitUntil` lost its `this`), the delivery is still
+  // answered as planned, as its event is already claimed and queued, and the fix is logged once.
+  const keepAlive = (platform: FetchPlatform, background: Promise<void>): void => {
+    try {
+      platform.waitUntil!(background);
+    } catch (error) {
+      warnOnce(
+        'wait_until_failed',
+        { err: error, fix: WAIT_UNTIL_FIX },
+        `workforce-webhooks: platform.waitUntil threw, so queued work is not kept alive past the answer. Fix: ${WAIT_UNTIL_FIX}`,
+      );
+    }
+  };
+
   // Every replay, one or in bulk, is reported to telemetry.
   const replay = async (eventId: string, options?: ReplayOptions): Promise<boolean> => {
     const replayed = await queue.replay(eventId, options);
@@ -386,14 +411,20 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
         );
         response = answer instanceof Promise ? await answer : answer;
       }
-      if (response.background !== undefined) platform?.waitUntil?.(response.background);
+      // `background` is read only for a platform that keeps work alive: reading it makes its promise.
+      if (platform?.waitUntil !== undefined) {
+        const background = response.background;
+        if (background !== undefined) keepAlive(platform, background);
+      }
       return new Response(response.body, { status: response.status, headers: response.headers });
     },
     // One drain for every call: a second close resolves when the first's drain ends, and so does the first.
-    close({ timeoutMs = 10_000 } = {}) {
+    close({ timeoutMs = DEFAULT_CLOSE_TIMEOUT_MS } = {}) {
+      const refused = closeTimeoutProblem(timeoutMs, 'close');
+      if (refused !== undefined) return Promise.reject(refused);
       drained ??= (async () => {
         closing = true;
-        // One deadline for the whole drain: the queue gets what the inline runs left of it.
+        // One deadline for the whole drain: the queue gets what the inline runs left of it (Infinity stays Infinity).
         const end = Date.now() + timeoutMs;
         await inline.close(timeoutMs, new WebhookError('shutting_down', 'the receiver is closing'));
         await queue.close({ timeoutMs: Math.max(1, end - Date.now()) });

@@ -59,7 +59,7 @@ describe('the default logger, on the real stderr of a child process', () => {
     expect(stderr).toContain('Set WORKFORCE_WEBHOOK_SECRET');
     expect(stderr).toContain('`secret: () => process.env.WORKFORCE_WEBHOOK_SECRET`');
     // express.json() before the route, twice: one line with the fix, and the fix printed once.
-    expect(count(stderr, 'the request body was already parsed')).toBe(1);
+    expect(count(stderr, 'the raw request body is not available')).toBe(1);
     expect(count(stderr, 'Mount the webhook route before any body parser')).toBe(1);
     // Never the secret itself.
     expect(stderr).not.toContain('whsec_default_logger');

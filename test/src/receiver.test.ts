@@ -168,9 +168,12 @@ describe('queue mode', () => {
     let refuse = true;
     const inner = fastQueue();
     const flaky: EventQueue = {
-      ...inner,
       start: (hooks) => inner.start(hooks),
       enqueue: (job) => (refuse ? Promise.reject(new Error('backend down')) : inner.enqueue(job)),
+      deadLetters: (query) => inner.deadLetters(query),
+      replay: (id) => inner.replay(id),
+      discard: (id) => inner.discard(id),
+      close: (options) => inner.close(options),
     };
     const receiver = make({ store, queue: flaky });
     receiver.on('leave.approved', () => {});
