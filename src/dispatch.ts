@@ -47,7 +47,7 @@ interface Shared {
   readonly logger: Logger;
   readonly api: ApiClient | undefined;
   readonly begin: DedupeStore['begin'];
-  readonly report: (error: unknown, event: WorkforceEvent, ctx: Context) => Promise<void>;
+  readonly report: (error: unknown, event: WorkforceEvent, ctx: Context) => void;
 }
 
 // A class, not an object literal with getters: one is made per attempt, and prototype getters cost nothing to set up.
@@ -96,7 +96,7 @@ class Context implements HandlerContext, AttemptWatcher {
     // A handler past its time limit failed the attempt as one that threw does: logged and given to onError, once
     // for the attempt however many of its handlers still ran. A shutdown is no handler failure.
     if (reason instanceof HandlerTimeoutError && this.#running > 0)
-      this.#shared.report(reason, this.#event, this).catch(() => {});
+      this.#shared.report(reason, this.#event, this);
     return this.#completed;
   }
 
@@ -178,23 +178,18 @@ export function createDispatcher({
   onDeadLetter,
   begin,
 }: DispatcherOptions): Dispatcher {
-  const reportError = async (error: unknown, event: WorkforceEvent): Promise<void> => {
-    for (const handler of registry.errorHandlers) {
-      try {
-        await handler(error, event);
-      } catch (hookError) {
-        logger.error({ err: hookError }, 'workforce-webhooks: an onError handler threw');
-      }
-    }
-  };
+  const hookFailed = (hookError: unknown): void =>
+    logger.error({ err: hookError }, 'workforce-webhooks: an onError handler threw');
 
-  // A handler failure goes to the log and to every onError handler, never into the answer.
-  const report = async (error: unknown, event: WorkforceEvent, ctx: Context): Promise<void> => {
+  // A handler failure goes to the log and to every onError handler, never into the answer. The hooks run detached,
+  // each on its own: the attempt's outcome and duration are its handlers' alone, so a slow error tracker can neither
+  // hold the queue's slot nor turn the failure into a time limit, and a hook that throws fails nothing.
+  const report = (error: unknown, event: WorkforceEvent, ctx: Context): void => {
     logger.warn(
       { ...eventLogFields(event), attempt: ctx.attempt, err: error },
       'workforce-webhooks: handler failed',
     );
-    await reportError(error, event);
+    for (const hook of registry.errorHandlers) void (async () => hook(error, event))().catch(hookFailed);
   };
 
   const shared: Shared = { logger, api, begin, report };
@@ -210,7 +205,7 @@ export function createDispatcher({
     } catch (error) {
       if (error !== ALREADY_COMMITTED) {
         ctx.settled();
-        await report(error, event, ctx);
+        report(error, event, ctx);
         return { error };
       }
     }
@@ -221,7 +216,7 @@ export function createDispatcher({
   const failOne = async (error: unknown, event: WorkforceEvent, ctx: Context): Promise<void> => {
     if (error === ALREADY_COMMITTED) return;
     if (ctx.opened !== undefined) await ctx.end(true);
-    await report(error, event, ctx);
+    report(error, event, ctx);
     throw new HandlerFailure([error], []);
   };
 
@@ -239,13 +234,16 @@ export function createDispatcher({
     // The common case, one handler on its first attempt: no bookkeeping, and no promise when it returns none.
     const ctx = new Context(job.deliveryId, attempt, event, shared);
     let result: unknown;
+    let then: unknown;
     try {
       result = handlers[0]!.handler(event, ctx);
+      // Inside the try: reading `then` runs the result's code (a getter, a Proxy), and a throw there is the
+      // handler's failure, as it is when `await` reads it on the path of several handlers.
+      then = (result as PromiseLike<unknown> | undefined)?.then;
     } catch (error) {
       return failOne(error, event, ctx);
     }
-    if (typeof (result as PromiseLike<unknown> | undefined)?.then !== 'function')
-      return succeedOne(event, ctx);
+    if (typeof then !== 'function') return succeedOne(event, ctx);
     // Pending: a cut reports it. Nothing to keep from it, as a success ends the attempt.
     ctx.track(1, undefined);
     return Promise.resolve(result).then(
@@ -286,7 +284,7 @@ export function createDispatcher({
     try {
       await ctx.end(errors.length > 0);
     } catch (error) {
-      await report(error, event, ctx);
+      report(error, event, ctx);
       errors.push(error);
     }
     if (errors.length > 0) throw new HandlerFailure(errors, []);

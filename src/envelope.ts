@@ -6,10 +6,12 @@ import type { WorkforceEvent } from './types.js';
 
 // Not fatal: a stray invalid byte in a string becomes U+FFFD rather than losing the whole event.
 const decoder = new TextDecoder();
-// The shape the service writes (UTC, fractional seconds), with every field in range, so that anything it
-// matches Date.parse reads too: checked in a fifth of Date.parse's time, which still decides anything else.
-const RFC3339 =
-  /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,9})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/;
+// Spec: occurredAt is a datetime "UTC, with fractional seconds": an RFC 3339 date-time (section 5.6: a `T`, a
+// fraction of any length, `Z` or a `+hh:mm` offset; `t` and `z` too, as section 5.6 allows), every field in range.
+// Not Date.parse: it reads '1' or 'Tue Nov 24 2026' as local dates, which ordering would rank among real instants.
+// No leap second (`:60`): Date.parse, which ordering and telemetry read the instant with, refuses it.
+const DATE_TIME =
+  /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])[Tt](?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?(?:[Zz]|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/;
 
 // The shapes of the spec's event types and versions: text in them can be logged without quoting a body.
 const TYPE_SHAPE = /^[a-z][a-z0-9_]{0,39}(\.[a-z][a-z0-9_]{0,39}){1,4}$/;
@@ -41,8 +43,8 @@ export function parseEvent(body: Uint8Array, headers?: HeadersInput): WorkforceE
   if (typeof event.type !== 'string' || event.type === '') fail('type must be a non-empty string');
   if (typeof event.apiVersion !== 'string' || event.apiVersion === '') fail('apiVersion must be a string');
   const { occurredAt } = event;
-  if (typeof occurredAt !== 'string' || (!RFC3339.test(occurredAt) && Number.isNaN(Date.parse(occurredAt)))) {
-    fail('occurredAt must be a date-time');
+  if (typeof occurredAt !== 'string' || !isDateTime(occurredAt)) {
+    fail('occurredAt must be an RFC 3339 date-time');
   }
   if (typeof event.organizationId !== 'string' || !isUuid(event.organizationId)) {
     fail('organizationId must be a uuid');
@@ -87,6 +89,20 @@ export function eventLogFields(event: Pick<WorkforceEvent, 'id' | 'type'>): {
  */
 export function loggableApiVersion(apiVersion: string): string | undefined {
   return API_VERSION_SHAPE.test(apiVersion) ? apiVersion : undefined;
+}
+
+// The date-time's shape, and a day its month has: the shape lets any month have a 29th to a 31st, which
+// Date.parse would carry over (February 30 as March 2). Only those days pay for the calendar.
+function isDateTime(value: string): boolean {
+  if (!DATE_TIME.test(value)) return false;
+  const day = (value.charCodeAt(8) - 48) * 10 + value.charCodeAt(9) - 48;
+  return day <= 28 || day <= daysInMonth(Number(value.slice(0, 4)), Number(value.slice(5, 7)));
+}
+
+// Proleptic Gregorian, as RFC 3339 dates are (year 0000 included).
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
 function fail(reason: string): never {

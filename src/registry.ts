@@ -39,7 +39,9 @@ export function createRegistry(): Registry {
       const entry = { index: rules.length, handler };
       const list = patterns === null ? [null] : typeof patterns === 'string' ? [patterns] : patterns;
       if (list.length === 0) throw new ConfigurationError('on() needs at least one event type');
-      for (const pattern of list) rules.push(rule(pattern, entry));
+      // Every pattern checked before any is added: an invalid one registers nothing, not the patterns before it.
+      const added = list.map((pattern) => rule(pattern, entry));
+      rules.push(...added);
       cache.clear();
     },
     addErrorHandler(handler) {

@@ -139,5 +139,10 @@ export interface HandlerContext {
 /** A function run for matching events; throw (or reject) to have it retried. */
 export type Handler<E = WorkforceEvent> = (event: E, ctx: HandlerContext) => unknown;
 
-/** Called with every handler failure (each attempt), and with the event when there is one. */
+/**
+ * Called with every handler failure (each attempt), and with the event when there is one; not awaited: the attempt
+ * neither waits for it nor fails with it, and what it throws or rejects with is logged.
+ * @example
+ * const onError: ErrorHandler = (error, event) => tracker.capture(error, { eventId: event?.id });
+ */
 export type ErrorHandler = (error: unknown, event: WorkforceEvent | undefined) => unknown;

@@ -19,7 +19,7 @@ receiver.on('leave.approved', async (event, ctx) => {
 });
 receiver.on('leave.*', (event) => console.log(`audit: ${event.type} ${event.id}`));
 receiver.onAny((event) => console.log(`metrics: ${event.type}`));
-// Handler errors reach here (and the logs), never the HTTP answer.
+// Handler errors reach here (and the logs), never the HTTP answer; the attempt does not wait for this hook.
 receiver.onError((error, event) =>
   console.error(`error: ${event?.type ?? 'delivery'} ${event?.id ?? ''}: ${String(error)}`),
 );

@@ -43,7 +43,7 @@ export function createExampleApp({
   });
   receiver.on('leave.*', (event) => log(`audit: ${event.type} ${event.id}`));
   receiver.onAny((event) => log(`metrics: ${event.type}`));
-  // Handler errors reach here (and the logs), never the HTTP answer.
+  // Handler errors reach here (and the logs), never the HTTP answer; the attempt does not wait for this hook.
   receiver.onError((error, event) =>
     log(`error: ${event?.type ?? 'delivery'} ${event?.id ?? ''}: ${String(error)}`),
   );
