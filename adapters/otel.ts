@@ -7,6 +7,7 @@ import type {
   SpanContext,
   TracerProvider,
 } from '@opentelemetry/api';
+import { instantOf } from '../src/instant.js';
 import { HandlerFailure, type QueuedEvent } from '../src/queue.js';
 import type { QueueCounts, Telemetry, TraceLink } from '../src/telemetry.js';
 import type { WorkforceEvent } from '../src/types.js';
@@ -86,7 +87,7 @@ const errorType = (error: unknown): string => {
 
 // Seconds from the event's `occurredAt` to now; undefined when it is not a date.
 const lagOf = (event: WorkforceEvent): number | undefined => {
-  const at = Date.parse(event.occurredAt);
+  const at = instantOf(event.occurredAt);
   return Number.isFinite(at) ? Math.max(0, (Date.now() - at) / 1000) : undefined;
 };
 

@@ -1,4 +1,4 @@
-// The ordering keys held by handlers running in this process: their leases renewed from one timer for all of them.
+// Ordering keys held here: leases renewed while handlers run, and while a refused watermark write is retried.
 import { WebhookError } from './errors.js';
 import type { Logger } from './logger.js';
 import type { OrderedAttempt } from './ordered-attempt.js';
@@ -91,5 +91,67 @@ export function keyLeases({
     done(eventId, running) {
       if (held.get(eventId) === running) held.delete(eventId);
     },
+  };
+}
+
+// The first retry of a watermark write, doubled at each failure up to the last (or a third of a lease, if shorter).
+const FIRST_RETRY_MS = 250;
+const LAST_RETRY_MS = 4000;
+
+/**
+ * Retries a `leave` that moves a key's watermark and that the store refused, with backoff, until it lands (then
+ * `left`); each failed try renews the run's lease, so no older event of the key enters before the watermark is
+ * written (spec rule 4). It gives up, logged once at error level, after `maxWaitMs`: as long as a failing event may
+ * hold its key against newer ones. Its timers never keep the process alive.
+ * @example
+ * const retryLeave = leaveRetries({ store, leaseMs, maxWaitMs, ttlMs, logger, left: wake }); retryLeave(key, id, mark, run);
+ */
+export function leaveRetries({
+  store,
+  leaseMs,
+  maxWaitMs,
+  ttlMs,
+  logger,
+  left,
+}: {
+  readonly store: OrderingStore;
+  readonly leaseMs: number;
+  readonly maxWaitMs: number;
+  readonly ttlMs: number;
+  readonly logger: Logger;
+  readonly left: (orderingKey: string) => void;
+}): (orderingKey: string, eventId: string, mark: string, runId: string | undefined) => void {
+  // Never longer apart than a renewal would be: the tries renew the lease, which must not lapse between them.
+  const longest = Math.min(LAST_RETRY_MS, leaseMs / 3);
+  return (orderingKey, eventId, mark, runId) => {
+    let delay = Math.min(FIRST_RETRY_MS, longest);
+    let waited = 0;
+    const again = (): void => {
+      // The compare-and-set moves the watermark only forward: a try that landed unseen is harmless to repeat.
+      Promise.resolve()
+        .then(() => store.leave(orderingKey, eventId, mark, ttlMs, runId))
+        .then(() => left(orderingKey), failed);
+    };
+    const failed = (): void => {
+      if (waited >= maxWaitMs) {
+        logger.error(
+          { eventId },
+          "workforce-webhooks: gave up writing an ordering watermark after ordering.maxWaitMs (the store kept refusing it); the key's lease lapses, and an older event of the record may then run over this one",
+        );
+        left(orderingKey);
+        return;
+      }
+      // The key stays the run's until the watermark is written. A renewal refused too is harmless: a store that
+      // refuses writes refuses an older event's `enter` alike, and the next try renews again.
+      if (runId !== undefined)
+        Promise.resolve()
+          .then(() => store.renew(orderingKey, eventId, runId, leaseMs))
+          .catch(() => {});
+      const timer = setTimeout(again, delay);
+      timer.unref?.();
+      waited += delay;
+      delay = Math.min(delay * 2, longest);
+    };
+    failed();
   };
 }

@@ -1,4 +1,5 @@
 // An ordered event's place in its key's order (its mark), and the event a mark was made of.
+import { instantOf } from './instant.js';
 import type { WorkforceEvent } from './types.js';
 
 /** The event that made another stale: the newest one of its key whose handlers all succeeded. */
@@ -17,7 +18,7 @@ const FRACTION = /\.(\d+)/;
  * markOf(older) < markOf(newer); // true
  */
 export function markOf(event: Pick<WorkforceEvent, 'id' | 'occurredAt'>): string | undefined {
-  const ms = Date.parse(event.occurredAt);
+  const ms = instantOf(event.occurredAt);
   if (!(ms >= 0 && ms < 1e15)) return undefined; // not a date, before 1970, or past 15 digits (year 33658)
   const below = (FRACTION.exec(event.occurredAt)?.[1] ?? '').slice(3, 9).padEnd(6, '0');
   // Joined, not a template: a template makes a chain of string pieces, and the watermark table keeps each mark for

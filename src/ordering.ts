@@ -1,10 +1,11 @@
 // Spec rule 4 done by the receiver: one event per record key at a time, and never an older event over a newer one.
+import { eventLogFields } from './envelope.js';
 import { ConfigurationError } from './errors.js';
-import type { Logger } from './logger.js';
+import { createWarnOnce, type Logger } from './logger.js';
 import { OrderedAttempt } from './ordered-attempt.js';
 import { freed, KeyGates } from './ordering-gates.js';
 import { asKey, byDefaultKeys, type OrderingKey } from './ordering-keys.js';
-import { keyLeases } from './ordering-leases.js';
+import { keyLeases, leaveRetries } from './ordering-leases.js';
 import { markedEvent, markOf, type OrderingMark } from './ordering-mark.js';
 import type { KeyEntry, OrderingStore } from './ordering-store.js';
 import { OrderingWait } from './ordering-wait.js';
@@ -98,18 +99,29 @@ export function createOrdering({
   const gates = new KeyGates();
   const wake = (orderingKey: string): void => gates.wake(orderingKey);
 
-  const reportStale = async (event: WorkforceEvent, watermark: string): Promise<void> => {
+  // Never awaited: a skip is answered (or its attempt ends) whatever `onStale` takes, so a slow one cannot turn a
+  // skipped event into a timed-out attempt, retried and dead-lettered.
+  const reportStale = (event: WorkforceEvent, watermark: string): void => {
     const newer = markedEvent(watermark);
+    // The type only in the spec's shape: any other text of it is the body's.
     logger.info(
-      { eventId: event.id, type: event.type, newerEventId: newer.id },
+      { ...eventLogFields(event), newerEventId: newer.id },
       'workforce-webhooks: stale event skipped (a newer one of its record was handled)',
     );
+    if (onStale === undefined) return;
+    const threw = (error: unknown): void => {
+      logger.error({ eventId: event.id, err: error }, 'workforce-webhooks: onStale threw');
+    };
     try {
-      await onStale?.(event, newer);
+      const reported = onStale(event, newer);
+      if (isPromise(reported)) reported.then(undefined, threw);
     } catch (error) {
-      logger.error({ err: error }, 'workforce-webhooks: onStale threw');
+      threw(error);
     }
   };
+
+  // A watermark the store refused is written again, the key kept meanwhile (made once; its timers only on a failure).
+  const retryLeave = leaveRetries({ store, leaseMs, maxWaitMs, ttlMs: doneTtlMs, logger, left: wake });
 
   // Moves the key's watermark and gives the key up (the run's; any run of the event when none is named: a dead
   // letter); never rejects. No promise when the store answers at once.
@@ -120,9 +132,11 @@ export function createOrdering({
     runId?: string,
   ): Promise<void> | undefined => {
     const failed = (error: unknown): void => {
-      // The key's lease then lapses by itself; a watermark not moved only lets an older event run.
       logger.error({ eventId, err: error }, 'workforce-webhooks: could not give up an ordering key');
-      wake(orderingKey);
+      // Spec rule 4: a watermark not moved lets an older event of the record run over this one, so it is written
+      // again, the key kept until then. Without a mark the key's lease just lapses by itself.
+      if (mark !== undefined) retryLeave(orderingKey, eventId, mark, runId);
+      else wake(orderingKey);
     };
     let left: boolean | Promise<boolean>;
     try {
@@ -156,15 +170,31 @@ export function createOrdering({
     runId: string,
   ): Promise<void> => {
     await leave(orderingKey, event.id, undefined, runId);
-    await reportStale(event, watermark);
+    reportStale(event, watermark);
   };
 
   // The events whose handlers run in this process, by id: their leases renewed, and a retry of one of them waits
   // until its handlers settle.
   const held = keyLeases({ store, leaseMs, maxWaitMs, logger });
 
-  // An event whose occurredAt is not a date (the envelope check lets few through) is not ordered: see `wrap`.
-  const keyOf = (event: WorkforceEvent): string | undefined => asKey(key(event));
+  // Once per event type (in the spec's shape, else one kind): every delivery of the type would say the same.
+  const warnOnce = createWarnOnce(logger);
+  // At accept time a key function that throws must not answer every delivery of the type 500 for ever: the event
+  // is claimed without its key, and its attempts (which read the key again) fail, are retried and dead-lettered.
+  const keyOf = (event: WorkforceEvent): string | undefined => {
+    try {
+      return asKey(key(event));
+    } catch (error) {
+      const { type } = eventLogFields(event);
+      warnOnce(
+        `ordering_key_threw:${type ?? 'other'}`,
+        { type, errorName: error instanceof Error ? error.name : typeof error },
+        'workforce-webhooks: ordering.key threw for an event of this type: its attempts fail until it is fixed (return a string key, or undefined for an event that is not ordered; never throw)',
+        'error',
+      );
+      return undefined;
+    }
+  };
 
   return {
     keyOf,
@@ -172,7 +202,7 @@ export function createOrdering({
       if (stale !== 'skip' || watermark === undefined) return false;
       const mark = markOf(event);
       if (mark === undefined || mark > watermark) return false;
-      void reportStale(event, watermark);
+      reportStale(event, watermark);
       return true;
     },
     get waitedKeys() {
@@ -286,8 +316,15 @@ export function createOrdering({
       };
       const ordered: JobProcessor = (job, attempt) => {
         const { event } = job;
-        const orderingKey = keyOf(event);
+        let orderingKey: string | undefined;
+        // A key function that throws fails the attempt like a handler would: retried, then dead-lettered.
+        try {
+          orderingKey = asKey(key(event));
+        } catch (error) {
+          return Promise.reject(error);
+        }
         const mark = orderingKey === undefined ? undefined : markOf(event);
+        // An event whose occurredAt is not a date (the envelope check lets few through) is not ordered.
         if (orderingKey === undefined || mark === undefined) return process(job, attempt);
         const earlier = held.get(event.id);
         if (earlier !== undefined) return afterEarlier(job, attempt, earlier);

@@ -79,6 +79,20 @@ describe('markOf', () => {
       expect(markOf({ id: 'x', occurredAt })).toBeUndefined();
   });
 
+  it('reads a fraction of ten digits or more as its first nine, whatever its leading zeros', () => {
+    const base = '2026-11-24T10:00:00';
+    for (const [fraction, ms, below] of [
+      ['.0123456789', 12, '345678'],
+      ['.00123456789123', 1, '234567'],
+      ['.1234567891', 123, '456789'],
+    ] as const) {
+      const mark = markOf({ id: 'x', occurredAt: `${base}${fraction}Z` })!;
+      expect(mark.slice(0, 21)).toBe(`${String(Date.parse(`${base}Z`) + ms).padStart(15, '0')}${below}`);
+      const offset = markOf({ id: 'x', occurredAt: `2026-11-24T12:00:00${fraction}+02:00` })!;
+      expect(offset.slice(0, 21)).toBe(mark.slice(0, 21));
+    }
+  });
+
   it('gives back the id and occurredAt it was made of, a space in the date included (RFC 3339 allows it)', () => {
     const id = '6f1d2c3b-0000-4000-8000-0000000000cc';
     for (const occurredAt of [
@@ -299,7 +313,7 @@ describe('one at a time per key, and a failing event', () => {
     expect(runs).toEqual([2]);
   });
 
-  it('logs a key that could not be given up (the store threw); the key lapses and the next event runs', async () => {
+  it('logs a key that could not be given up (the store threw once); the write is tried again and the next event runs', async () => {
     const logger = recordingLogger();
     const receiver = make({ store: throwingOnce('leave'), leaseMs: 200, logger });
     const runs: string[] = [];
@@ -309,7 +323,7 @@ describe('one at a time per key, and a failing event', () => {
     await receiver.handle(await leave('leave.requested', 0));
     await until(() => runs.length === 1, 'the first event');
     await receiver.handle(await leave('leave.approved', 1));
-    await until(() => runs.length === 2, 'the next event, once the lease lapsed');
+    await until(() => runs.length === 2, 'the next event, once the key was given up');
     await receiver.close();
     expect(runs).toEqual(['leave.requested', 'leave.approved']);
     expect(logger.lines.filter((line) => line.level === 'error').map((line) => line.msg)).toEqual([
