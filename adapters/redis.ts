@@ -10,7 +10,8 @@ export interface RedisStoreOptions {
   /**
    * Your ioredis client; the store never closes it. Give it `maxRetriesPerRequest: 1` (or `enableOfflineQueue:
    * false`, or a `commandTimeout`) so that a Redis outage fails claims at once and deliveries get 503 instead of
-   * waiting past the sender's 10 s.
+   * waiting past the sender's 10 s. A `Cluster` also needs `enableOfflineQueue: false` of its own: its queue holds
+   * commands while every node is away, whatever its `redisOptions`.
    */
   readonly client: Redis | Cluster;
   /** Prepended to every key (`wfwh:<event id>`). Default `wfwh:`. */
@@ -37,17 +38,41 @@ const RENEW = `local held = redis.call('GET', KEYS[1])
 if held == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
 if not held then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end return 0`;
 
-// The client settings that decide what a command does while Redis is unreachable (a Cluster nests them).
+// The client settings that decide what a command does while Redis is unreachable (a Cluster nests a node's).
 interface ClientSettings {
   readonly maxRetriesPerRequest?: number | null;
   readonly enableOfflineQueue?: boolean;
   readonly commandTimeout?: number;
   readonly redisOptions?: ClientSettings;
+  readonly clusterRetryStrategy?: unknown;
 }
 
-const waitsForever = (settings: ClientSettings = {}): boolean => {
+// A client whose commands would wait for Redis to come back, however long it is away: a claim would then wait out
+// the receiver's storeTimeoutMs on every delivery, and pile up in the client's offline queue.
+const waitsForever = (client: Redis | Cluster): string | undefined => {
+  const settings = (client.options ?? {}) as ClientSettings;
+  // A Cluster queues commands itself while every node is away and retries the Cluster for ever (its own
+  // clusterRetryStrategy): neither a node's maxRetriesPerRequest nor its commandTimeout reaches that queue.
+  if (
+    client.isCluster &&
+    settings.enableOfflineQueue !== false &&
+    typeof settings.clusterRetryStrategy === 'function'
+  )
+    return (
+      "the Redis store's Cluster client has enableOfflineQueue on (its default), so while the Cluster is down every " +
+      "claim would wait in the Cluster's offline queue, whatever its redisOptions say, instead of failing at once. " +
+      'Give the store a Cluster client with enableOfflineQueue: false, e.g. new Cluster(nodes, { enableOfflineQueue: ' +
+      'false, redisOptions: { maxRetriesPerRequest: 1 } })'
+    );
   const { maxRetriesPerRequest, commandTimeout } = settings.redisOptions ?? settings;
-  return maxRetriesPerRequest === null && settings.enableOfflineQueue !== false && !commandTimeout;
+  if (maxRetriesPerRequest === null && settings.enableOfflineQueue !== false && !commandTimeout)
+    // BullMQ's advice for its workers; for the store it would hold every delivery while Redis is away.
+    return (
+      'the Redis store client has maxRetriesPerRequest: null, so while Redis is down every claim would wait out the ' +
+      "receiver's storeTimeoutMs and pile up in the client's offline queue instead of failing at once. " +
+      'Give the store its own client, e.g. client.duplicate({ maxRetriesPerRequest: 1 })'
+    );
+  return undefined;
 };
 
 const scripts = { complete: script(COMPLETE), release: script(RELEASE), renew: script(RENEW) };
@@ -67,14 +92,8 @@ export function createRedisStore({
 }: RedisStoreOptions): DedupeStore {
   if (client === undefined || typeof client.call !== 'function')
     throw new ConfigurationError('createRedisStore needs `client`: an ioredis Redis or Cluster instance');
-  if (waitsForever(client.options as ClientSettings)) {
-    // BullMQ's advice for its workers; for the store it would hold every delivery while Redis is away.
-    throw new ConfigurationError(
-      'the Redis store client has maxRetriesPerRequest: null, so while Redis is down every claim would wait out the ' +
-        "receiver's storeTimeoutMs and pile up in the client's offline queue instead of failing at once. " +
-        'Give the store its own client, e.g. client.duplicate({ maxRetriesPerRequest: 1 })',
-    );
-  }
+  const waiting = waitsForever(client);
+  if (waiting !== undefined) throw new ConfigurationError(waiting);
   for (const [name, value] of Object.entries({ doneTtlMs, leaseMs })) {
     if (!Number.isFinite(value) || value <= 0)
       throw new ConfigurationError(`Redis store ${name} must be a positive number`);
@@ -102,7 +121,18 @@ export function createRedisStore({
         return previous === null ? { status: 'claimed', token } : taken(previous);
       }
       // Awaited together: a Redis that fails both leaves no rejection unhandled (which would stop the process).
-      const [previous, mark] = await Promise.all([claimed, client.call('GET', watermarkKey(orderingKey))]);
+      let previous: unknown;
+      let mark: unknown;
+      try {
+        [previous, mark] = await Promise.all([claimed, client.call('GET', watermarkKey(orderingKey))]);
+      } catch (error) {
+        // The SET may have claimed the id while the watermark read failed (a WRONGTYPE, or on a Cluster its master
+        // down): the claim rejects, so nobody would hold its token, and the sender's retries would get 409 for a
+        // whole lease. It is given up before the claim rejects (a release that fails too leaves it to its lease).
+        if ((await claimed.catch(() => undefined)) === null)
+          await run(scripts.release, prefix + id, token).catch(() => {});
+        throw error;
+      }
       if (previous !== null) return taken(previous);
       return { status: 'claimed', token, watermark: mark === null ? undefined : String(mark) };
     },

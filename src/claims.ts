@@ -19,7 +19,7 @@ export interface Claims {
   /**
    * Renews the lease every third of it (and at once, with `now`) until the returned function is called. A renewal
    * that finds the claim taken by another delivery stops, logs at error level and calls `lost` with a `lease_lost`
-   * error.
+   * error. A `complete` or `release` of the claim is sent once the renewal in flight (if any) has landed.
    */
   keep(id: string, token: string, lost: (reason: WebhookError) => void, now?: boolean): () => void;
 }
@@ -62,8 +62,32 @@ export function createClaims({
     ? (run) => run()
     : (run) => withDeadline(run, timeoutMs, 'store_unavailable');
 
+  // The renewal each kept claim has in flight, by event id: a release or done mark of that claim is sent once it
+  // landed, never beside it. Sent beside it, it could land first (Redis sends a script it lost from its cache again
+  // behind the commands issued meanwhile; Postgres runs them on two connections), and the renewal would then take a
+  // released id back and hold off the sender's retry for a whole lease. Waited for in the call's own deadline.
+  const renewing = new Map<string, { readonly token: string; readonly landed: Promise<unknown> }>();
+  const afterRenewal = <T>(id: string, token: string, run: () => Promise<T>): (() => Promise<T>) => {
+    const renewal = renewing.get(id);
+    return renewal?.token === token ? () => renewal.landed.then(run) : run;
+  };
+  const renewed = (id: string, token: string, sent: Promise<unknown>): void => {
+    const before = renewing.get(id);
+    const entry = {
+      token,
+      landed: Promise.all(before?.token === token ? [before.landed, sent] : [sent]).then(
+        () => {},
+        () => {},
+      ),
+    };
+    renewing.set(id, entry);
+    void entry.landed.then(() => {
+      if (renewing.get(id) === entry) renewing.delete(id);
+    });
+  };
+
   const release = (id: string, token: string): Promise<void> =>
-    call(() => store.release(id, token)).then(
+    call(afterRenewal(id, token, () => store.release(id, token))).then(
       () => {},
       (error) => notReleased(error, id),
     );
@@ -90,7 +114,7 @@ export function createClaims({
           ),
     // A failure to mark an id done is logged and never changes an answer: the event was accepted or processed.
     complete(id, token) {
-      return call(() => store.complete(id, token, doneTtlMs)).then(
+      return call(afterRenewal(id, token, () => store.complete(id, token, doneTtlMs))).then(
         (held) => expired(held, id),
         (error) => notMarked(error, id),
       );
@@ -99,7 +123,11 @@ export function createClaims({
     keep(id, token, lost, now = false) {
       let stopped = false;
       const renew = (): void => {
-        call(() => store.renew(id, token, leaseMs)).then(
+        call(() => {
+          const sent = store.renew(id, token, leaseMs);
+          renewed(id, token, sent);
+          return sent;
+        }).then(
           (held) => {
             if (held || stopped) return;
             stop();

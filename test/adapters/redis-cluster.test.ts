@@ -18,7 +18,10 @@ describe.skipIf(!hasRedisCluster())('createRedisStore on a Redis Cluster', () =>
 
   beforeAll(async () => {
     redis = await startRedisCluster();
-    cluster = new Cluster([...redis.nodes], { redisOptions: { maxRetriesPerRequest: 1 } });
+    cluster = new Cluster([...redis.nodes], {
+      enableOfflineQueue: false,
+      redisOptions: { maxRetriesPerRequest: 1 },
+    });
     // Errors reach the commands' rejections; an 'error' event without a listener would stop the process.
     cluster.on('error', () => {});
     await new Promise<void>((resolve, reject) => {

@@ -63,7 +63,7 @@ async function clusterState(port: number): Promise<string> {
  * (16 384 slots split three ways, no replicas), and waits until every node reports `cluster_state:ok`.
  * @example
  * const redis = await startRedisCluster();
- * const cluster = new Cluster([...redis.nodes], { redisOptions: { maxRetriesPerRequest: 1 } });
+ * const cluster = new Cluster([...redis.nodes], { enableOfflineQueue: false, redisOptions: { maxRetriesPerRequest: 1 } });
  * await redis.stop();
  */
 export async function startRedisCluster(): Promise<RedisCluster> {
