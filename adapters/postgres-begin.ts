@@ -9,6 +9,12 @@ import type { StoreStatements } from './postgres-statements.js';
 // SQLSTATE lock_not_available: a wait bounded by lock_timeout ran out.
 const LOCK_NOT_AVAILABLE = '55P03';
 
+// A guard, not a wrapper: the handlers' client is the pool's own, its `release` shadowed by this for the checkout
+// (the pool sets a fresh one at the next). The usual `finally { client.release() }` of pg code would otherwise put
+// the attempt's open transaction back in the pool, for another event's claim to run inside it; the store gives the
+// client back itself, once the attempt commits or rolls back.
+const keptByTheStore = (): void => {};
+
 /**
  * The store's `begin`: opens an attempt's transaction once the attempt has the event's turn, or answers
  * `'committed'` when an earlier attempt's transaction committed the event.
@@ -46,6 +52,7 @@ export function createPostgresBegin({
   return async (id, signal) => {
     signal?.throwIfAborted();
     const { client, finish, ours } = await checkout();
+    client.release = keptByTheStore;
     // Gives the client, its transaction rolled back, to the pool, and rejects with why begin stopped.
     const giveUp = (): never => {
       finish();

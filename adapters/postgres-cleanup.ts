@@ -1,4 +1,4 @@
-// The Postgres store's cleanup: expired claims, done ids and ordering rows deleted in batches, now and on a timer.
+// The Postgres store's cleanup: past done ids, long-lapsed claims and ordering rows deleted in batches, now and on a timer.
 import type { Logger } from '../src/logger.js';
 import type { BoundPool } from './postgres-pool.js';
 import { CLEANUP_BATCH } from './postgres-statements.js';

@@ -2,8 +2,9 @@
 import type { BoundPool } from './postgres-pool.js';
 
 /**
- * The store's `migrate`: runs `statements` in one transaction after taking `lock` (an advisory lock statement), so
- * several instances starting at once do not race to create the same table.
+ * The store's `migrate`: runs `statements` in one transaction after `lock` (the transaction's lock_timeout, then an
+ * advisory lock), so several instances starting at once do not race to create the same table, and no wait of it
+ * outlasts its deadline on the server.
  * @example
  * const bound = createBoundPool({ pool, timeoutMs: 2000 });
  * const migrate = createPostgresMigrate({ pool: bound, lock: sql.migrateLock, statements: sql.migrate });

@@ -12,12 +12,15 @@ export const msFromNow = (parameter: string): string => `now() + ${parameter} * 
 
 /**
  * The table's key for a record key. A btree entry holds at most 2 704 bytes, so a key that might not fit (over 600
- * characters, up to 1 800 bytes in UTF-8) is stored as its SHA-256 instead, as the memory and Redis stores take it.
+ * characters, up to 1 800 bytes in UTF-8) is stored as its SHA-256 instead, as the memory and Redis stores take it;
+ * so is a key holding a NUL character, which `text` refuses.
  * @example
  * await query(sql.watermark, [recordKey(key)]);
  */
 export const recordKey = (key: string): string =>
-  key.length <= 600 ? key : `sha256:${createHash('sha256').update(key).digest('hex')}`;
+  key.length <= 600 && !key.includes('\u0000')
+    ? key
+    : `sha256:${createHash('sha256').update(key).digest('hex')}`;
 
 /** The statements of the ordering table `t` (quoted), beside the dedupe table. */
 export function orderingStatements(t: string): {

@@ -2,7 +2,7 @@
 import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg';
 import { withDeadline } from '../src/deadline.js';
 
-/** A client of the pool, and `finish` to give it back once; `ours` until then. */
+/** A client of the pool, and `finish` to give it back once (whatever became of `client.release`); `ours` till then. */
 export interface CheckedOut {
   readonly client: PoolClient;
   /** Gives the client back, once; with an error it is dropped, which rolls back what it left open on the server. */
@@ -52,12 +52,15 @@ export function createBoundPool({
     // crash the process. Its next query rejects with the same error, which fails the call.
     const lost = (): void => {};
     client.on('error', lost);
+    // The pool's release for this checkout, kept aside: what a caller does to `client.release` meanwhile (a
+    // handler's transaction client has it guarded) cannot change how the client goes back.
+    const release = client.release;
     let open = true;
     const finish = (error?: Error): void => {
       if (!open) return;
       open = false;
       client.off('error', lost);
-      client.release(error);
+      release.call(client, error);
     };
     return { client, finish, ours: () => open };
   };

@@ -1,4 +1,5 @@
 // The SQL of the Postgres store's table: its migration, a statement per store call, the handler transaction's steps.
+import { LAPSED_KEPT_MS } from '../src/ordering-store.js';
 import type { TableNames } from './postgres-names.js';
 import { msFromNow } from './postgres-ordering.js';
 
@@ -22,7 +23,7 @@ export interface StoreStatements {
 
 /**
  * The statements of the table `names` (from `tableNames`); `lockTimeoutMs` bounds, on the server, one wait for an
- * event's lock.
+ * event's lock, a claim's wait for its row and the migration's waits.
  * @example
  * const sql = storeStatements(tableNames('workforce_webhook_events'), 2000);
  * await pool.query(sql.claim, [id, token, leaseMs]);
@@ -32,6 +33,8 @@ export function storeStatements(
   lockTimeoutMs: number,
 ): StoreStatements {
   const ms = msFromNow;
+  // The index's own name, unquoted: the checked names hold no quote.
+  const indexName = index.slice(1, -1);
   return {
     migrate: [
       // A claim holds its owner's token until done (token NULL). `committed`: a handler transaction carried the done mark.
@@ -41,21 +44,37 @@ export function storeStatements(
         expires_at timestamptz NOT NULL,
         committed boolean NOT NULL DEFAULT false
       )`,
-      `CREATE INDEX IF NOT EXISTS ${index} ON ${t} (expires_at)`,
+      // CREATE INDEX IF NOT EXISTS takes the table's ShareLock even when the index exists, queued behind every open
+      // write and queueing every claim behind it: looked up first (a relation of that name in the table's schema, as
+      // IF NOT EXISTS checks), so a table that has it (every start after the first) takes no lock.
+      `DO $$ BEGIN
+        IF NOT EXISTS (SELECT 1 FROM pg_class WHERE relname = '${indexName}'
+          AND relnamespace = (SELECT relnamespace FROM pg_class WHERE oid = '${t}'::regclass)) THEN
+          CREATE INDEX IF NOT EXISTS ${index} ON ${t} (expires_at);
+        END IF;
+      END $$`,
     ],
     // Several instances starting at once: one creates, the others find it made. Per table, so the stores of two
-    // tables (two apps, two schemas) never wait on each other's migration.
-    migrateLock: `SELECT pg_advisory_xact_lock(hashtextextended('workforce-webhooks:migrate:' || ${created}, 0))`,
+    // tables (two apps, two schemas) never wait on each other's migration. lock_timeout, for the whole migration,
+    // has the server give up a wait (this lock, a table's) when the client does, instead of holding a lock request
+    // that every later claim queues behind.
+    migrateLock: `SET LOCAL lock_timeout = '${lockTimeoutMs}ms';
+      SELECT pg_advisory_xact_lock(hashtextextended('workforce-webhooks:migrate:' || ${created}, 0))`,
     // One statement: insert, or take over a row whose lease or done mark has passed. A row left alone is read
-    // from the statement's snapshot; one committed after it (a claim racing this one) is in progress.
+    // from the statement's snapshot; one committed after it (a claim racing this one) is in progress, and so is one
+    // that had passed there (another claim took it over meanwhile, or its owner renewed or completed it: never
+    // done on a version this claim did not see). A wait for the row (a transaction holding it) is bounded on the
+    // server too, by lock_timeout set for this statement only (a function in FROM runs before the insert): a claim
+    // given up on by the client leaves no statement waiting on the server.
     claim: `WITH taken AS (
-        INSERT INTO ${t} AS e (id, token, expires_at) VALUES ($1, $2, ${ms('$3')})
+        INSERT INTO ${t} AS e (id, token, expires_at)
+        SELECT $1, $2, ${ms('$3')} FROM set_config('lock_timeout', '${lockTimeoutMs}ms', true)
         ON CONFLICT (id) DO UPDATE SET token = excluded.token, expires_at = excluded.expires_at, committed = false
         WHERE e.expires_at < now()
         RETURNING 1
       )
       SELECT EXISTS (SELECT 1 FROM taken) AS claimed,
-        (SELECT token IS NULL OR committed FROM ${t} WHERE id = $1) AS done`,
+        (SELECT (token IS NULL OR committed) AND expires_at >= now() FROM ${t} WHERE id = $1) AS done`,
     // The owner keeps its lease, even one that has passed, while nobody took the id over (a take-over changes the token).
     // A row its handler transaction committed is kept as the commit left it (the dedupe window), and still answers
     // its owner: inline, a renewal that lands just after the commit is no lost lease.
@@ -67,7 +86,10 @@ export function storeStatements(
     release: `DELETE FROM ${t} WHERE id = $1 AND token = $2 AND expires_at >= now() AND NOT committed RETURNING 1`,
     // One round trip: the transaction, and a bound on the server for the wait for the event's lock. The session's
     // lock_timeout is read first (a function in FROM runs before the target list), for `committed` to put back.
-    open: `BEGIN; SELECT prior, set_config('lock_timeout', '${lockTimeoutMs}ms', true)
+    // READ COMMITTED whatever the database's default: each statement sees what committed before it, so the attempt
+    // that waited for its turn sees an earlier attempt's commit, and the done mark lands on a row that renewals
+    // updated meanwhile (under REPEATABLE READ or SERIALIZABLE both would fail to serialize, on every retry).
+    open: `BEGIN ISOLATION LEVEL READ COMMITTED; SELECT prior, set_config('lock_timeout', '${lockTimeoutMs}ms', true)
       FROM current_setting('lock_timeout') AS prior`,
     // Attempts at one event take their turns, and one that comes after a commit sees it. The key holds the table's
     // oid, as this session resolves the name: stores on two tables never wait on each other for the same event id,
@@ -81,8 +103,14 @@ export function storeStatements(
       ON CONFLICT (id) DO UPDATE SET committed = true, expires_at = GREATEST(e.expires_at, excluded.expires_at)
       WHERE NOT e.committed
       RETURNING 1`,
+    // Done ids once their window passed; a claim only LAPSED_KEPT_MS past its lease (as the ordering table keeps a
+    // lapsed lease): while nobody took the id, its owner may still renew it or mark it done, and a deleted claim
+    // would make that a lost lease, and the event's redelivery run again. A claim left by a process that died is
+    // taken over by the next delivery all the same; the row only waits for this to go.
     cleanup: `DELETE FROM ${t} WHERE id IN (
-        SELECT id FROM ${t} WHERE expires_at < now() LIMIT ${CLEANUP_BATCH} FOR UPDATE SKIP LOCKED
+        SELECT id FROM ${t} WHERE expires_at < now()
+          AND (token IS NULL OR committed OR expires_at < now() - ${LAPSED_KEPT_MS} * interval '1 millisecond')
+        LIMIT ${CLEANUP_BATCH} FOR UPDATE SKIP LOCKED
       )`,
   };
 }

@@ -13,7 +13,10 @@ import { createBoundPool } from './postgres-pool.js';
 import { storeStatements } from './postgres-statements.js';
 
 declare module '../src/transaction.js' {
-  /** With this store, `ctx.transaction()` resolves with a `pg` client inside `BEGIN`. */
+  /**
+   * With this store, `ctx.transaction()` resolves with a `pg` client inside `BEGIN ISOLATION LEVEL READ COMMITTED`;
+   * its `release()` does nothing (the store gives the client back when the attempt ends).
+   */
   interface HandlerTransaction extends PoolClient {}
 }
 
@@ -57,7 +60,10 @@ export interface PostgresStore extends DedupeStore {
    * instances at once.
    */
   migrate(): Promise<void>;
-  /** Deletes expired claims and done ids, a batch at a time, never waiting on a row a delivery holds; resolves with the count. */
+  /**
+   * Deletes done ids past their window, and claims whose lease lapsed over a day ago (till then their owner may still
+   * renew or complete them), a batch at a time, never waiting on a row a delivery holds; resolves with the count.
+   */
   cleanup(): Promise<number>;
   /** Stops the periodic cleanup (the pool stays yours). */
   close(): void;

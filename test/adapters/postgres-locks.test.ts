@@ -101,8 +101,9 @@ describe.skipIf(!postgresUrl)("the Postgres store's advisory locks", () => {
     const table = uniqueTable('migrating');
     const first = createPostgresStore({ pool, table, timeoutMs: 10_000, cleanupIntervalMs: 0 });
     await first.migrate();
-    // Another session holds the table: the next migration of it takes its migrate lock, then waits on the table
-    // (CREATE INDEX IF NOT EXISTS locks the table before it finds the index made).
+    // Its index dropped (a table made by hand), the next migration of it has one to make: it takes its migrate lock,
+    // then waits on the table that another session holds.
+    await pool.query(`DROP INDEX "${table}_expires_at"`);
     const holder = await admin.connect();
     await holder.query('BEGIN');
     await holder.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
