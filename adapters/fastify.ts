@@ -4,7 +4,9 @@ import type { Readable } from 'node:stream';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { BodyProblem, HandleInput, Receiver } from '../src/receiver.js';
 import type { WebhookResponse } from '../src/responses.js';
-import { type BodyFailure, declaredLength, readBody, withoutConnection } from './node-io.js';
+import { withoutConnection } from './node-answer.js';
+import { type BodyFailure, bodyProblemOf } from './node-failure.js';
+import { declaredLength, readBody } from './node-io.js';
 
 /** Options of `createFastifyPlugin`. */
 export interface FastifyPluginOptions {
@@ -14,6 +16,10 @@ export interface FastifyPluginOptions {
 
 const FASTIFY_FIX =
   'something replaced request.body before the webhook route (a preValidation or preHandler hook?). Keep body hooks off the plugin registered by createFastifyPlugin';
+
+// Said after what happened to the stream: an app-wide onRequest or preParsing hook read request.raw, or decoded it.
+const STREAM_FIX =
+  "Keep hooks that read request.raw or set its encoding (onRequest, preParsing) off the webhook route: return early in them for its URL, or register them inside a plugin of their own, beside createFastifyPlugin's";
 
 /**
  * A Fastify plugin that registers the webhook route with a raw-bytes body parser scoped to itself.
@@ -70,6 +76,11 @@ export function createFastifyPlugin(
     payload: Readable,
     done: (error: Error | null, body?: Uint8Array) => void,
   ): void => {
+    // An app hook drained the stream: raw-body would only see it as not readable.
+    if (payload.readableEnded) {
+      done(new BodyRefused('read'));
+      return;
+    }
     // A stream a preParsing hook made has a length of its own; the declared one is the request's.
     const declared = payload === request.raw ? declaredLength(request.headers) : undefined;
     readBody(payload, declared, limit, bodyTimeoutMs, (body) =>
@@ -81,15 +92,15 @@ export function createFastifyPlugin(
   const readUnparsable = (request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined => {
     const { raw } = request;
     const { method, headers } = raw;
+    if (raw.readableEnded) return refuse(request, reply, bodyProblemOf('read', STREAM_FIX));
     // A preParsing hook took the socket's stream and the one it handed on is not reachable from here.
-    if (raw.readableFlowing !== null || raw.readableEnded)
-      return refuse(request, reply, { kind: 'unreadable' });
+    if (raw.readableFlowing !== null) return refuse(request, reply, { kind: 'unreadable' });
     return new Promise((resolve) =>
       readBody(raw, declaredLength(headers), limit, bodyTimeoutMs, (body) => {
         if (typeof body !== 'string') return resolve(answer(reply, { method, headers, body }));
         // The rest of a refused body is not read: close rather than drain it, as Fastify does for its parsers.
         reply.header('connection', 'close');
-        resolve(refuse(request, reply, { kind: body }));
+        resolve(refuse(request, reply, bodyProblemOf(body, STREAM_FIX)));
       }),
     );
   };
@@ -105,7 +116,7 @@ export function createFastifyPlugin(
     // answers 405). Any other error (an app hook's 503, a rate limiter's 429) is the app's: the parent error
     // handler answers and logs it.
     fastify.setErrorHandler((error: Error & { code?: string }, request, reply) => {
-      if (error instanceof BodyRefused) return refuse(request, reply, { kind: error.kind });
+      if (error instanceof BodyRefused) return refuse(request, reply, bodyProblemOf(error.kind, STREAM_FIX));
       const code = error.code;
       if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return readUnparsable(request, reply);
       if (code === 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE')
@@ -141,7 +152,9 @@ class BodyRefused extends Error {
         ? 'the body is over maxBodyBytes'
         : kind === 'timeout'
           ? 'the body was not complete within bodyTimeoutMs'
-          : 'the body could not be read as sent',
+          : kind === 'read' || kind === 'decoded'
+            ? 'an app hook read or decoded the request stream first'
+            : 'the body could not be read as sent',
     );
     this.kind = kind;
   }

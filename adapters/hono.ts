@@ -2,7 +2,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { type BodyResult, readRequestBody } from '../src/body.js';
+import { type BodyResult, readBodyWithin } from '../src/body.js';
 import type { BodyProblem, HandleInput, Receiver } from '../src/receiver.js';
 import type { WebhookResponse } from '../src/responses.js';
 
@@ -24,7 +24,7 @@ export function createHonoHandler(
     // rather than through the Headers wrapper, which normalises every name looked up.
     const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
     const headers = incoming?.headers ?? raw.headers;
-    const body = await readHonoBody(c, receiver.maxBodyBytes, receiver.bodyTimeoutMs);
+    const body = await readHonoBody(c, receiver.maxBodyBytes, receiver.bodyTimeoutMs, incoming !== undefined);
     const answer = handle(
       body instanceof Uint8Array
         ? { method: raw.method, headers, body }
@@ -43,10 +43,16 @@ export function createHonoHandler(
 // Hono caches the first body read. Only an `arrayBuffer`/`blob` cache still holds the bytes as sent: a `json`
 // cache comes back re-serialised and a `text` one decoded (a BOM or invalid UTF-8 would not survive), so a
 // signature check on them would be a false 400.
-async function readHonoBody(c: Context, limit: number, timeoutMs: number): Promise<Uint8Array | BodyProblem> {
+// On Node, the request was parsed from the socket, whose parser holds it to its Content-Length: read in one go.
+async function readHonoBody(
+  c: Context,
+  limit: number,
+  timeoutMs: number,
+  onNode: boolean,
+): Promise<Uint8Array | BodyProblem> {
   const { raw, bodyCache } = c.req;
   let result: BodyResult;
-  if (!raw.bodyUsed) result = await readRequestBody(raw, limit, timeoutMs);
+  if (!raw.bodyUsed) result = await readBodyWithin(raw, limit, timeoutMs, onNode);
   else if (bodyCache.arrayBuffer !== undefined) result = new Uint8Array(await bodyCache.arrayBuffer);
   else if (bodyCache.blob !== undefined) result = new Uint8Array(await (await bodyCache.blob).arrayBuffer());
   else return { kind: 'raw_body_unavailable', fix: HONO_FIX };

@@ -1,18 +1,20 @@
 // Next.js adapters: an App Router route handler (`after()` keeps queued work alive) and a Pages Router API route.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import * as nextServer from 'next/server.js';
 import { createWarnOnce } from '../src/logger.js';
 import type { Receiver } from '../src/receiver.js';
-import { readNodeRequest } from './node.js';
-import { writeResponse } from './node-io.js';
+import { answers } from '../src/responses.js';
+import { writeResponse } from './node-answer.js';
 
-const PAGES_FIX =
-  'Next parsed the body before the API route. Turn its parser off in the route file: export const config = { api: { bodyParser: false } }';
+export { createNextApiHandler, type NextApiRoute } from './next-pages.js';
 
 type After = (task: Promise<unknown>) => void;
 // `after` is stable from Next 15.1; 15.0 named it `unstable_after`.
 const after: After | undefined =
   (nextServer as { after?: After }).after ?? (nextServer as { unstable_after?: After }).unstable_after;
+
+const WRONG_ROUTER =
+  "workforce-webhooks: createNextRouteHandler was called with a Node request and response, as a Pages Router API route is (exported from pages/api?), so it answers 500. It is for app/**/route.ts; in pages/api use the Pages Router's handler: export default createNextApiHandler(receiver), with export const config = { api: { bodyParser: false } }";
 
 /**
  * The App Router route handler: `export const POST = createNextRouteHandler(receiver)` in `route.ts`.
@@ -37,29 +39,19 @@ export function createNextRouteHandler(
       );
     }
   };
-  return (request) => receiver.fetch(request, { waitUntil });
-}
-
-/**
- * A Pages Router API route; the file must also export `config = { api: { bodyParser: false } }`.
- * @example
- * export const config = { api: { bodyParser: false } };
- * export default createNextApiHandler(receiver);
- */
-export function createNextApiHandler(
-  receiver: Pick<Receiver<unknown>, 'handle' | 'maxBodyBytes' | 'bodyTimeoutMs'>,
-): (req: IncomingMessage & { body?: unknown }, res: ServerResponse) => Promise<void> {
-  return async (req, res) => {
-    const { method, headers } = req;
-    // With its parser on, Next has read the stream and left a string or an object in `req.body`.
-    const input =
-      req.body !== undefined
-        ? { method, headers, bodyProblem: { kind: 'raw_body_unavailable', fix: PAGES_FIX } as const }
-        : await readNodeRequest(req, receiver.maxBodyBytes, PAGES_FIX, receiver.bodyTimeoutMs);
-    const response = await receiver.handle(input);
-    writeResponse(res, response);
-    // `after()` is App Router only: the route's promise stays open until queued work ends, so the platform
-    // does not freeze the function under it.
-    await response.background;
+  const platform = { waitUntil };
+  // Exported from pages/api by mistake, it is called with Node's (req, res): said once, answered 500 (the sender
+  // retries until the route is fixed), never a TypeError.
+  const wrongRouter = (res: unknown): Promise<Response> => {
+    warnOnce('next_wrong_router', {}, WRONG_ROUTER, 'error');
+    if (typeof (res as ServerResponse | undefined)?.writeHead === 'function')
+      writeResponse(res as ServerResponse, answers.internalError);
+    const { status, headers, body } = answers.internalError;
+    return Promise.resolve(new Response(body, { status, headers }));
   };
+  return (request, ...rest: unknown[]) =>
+    request instanceof Request ||
+    typeof (request as { headers?: { get?: unknown } }).headers?.get === 'function'
+      ? receiver.fetch(request, platform)
+      : wrongRouter(rest[0]);
 }

@@ -2,10 +2,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DEFAULT_BODY_TIMEOUT_MS } from '../src/body.js';
 import type { HandleInput, Receiver } from '../src/receiver.js';
-import { answerNode, readNodeInput, writeResponse } from './node-io.js';
+import { answerNode, writeResponse } from './node-answer.js';
+import { readNodeInput } from './node-io.js';
 
+// Said after what happened to the stream (read, or its encoding set, before the handler).
 const NODE_FIX =
-  'nothing may read the request stream before this handler; mount it before any body parser for this path';
+  'call the handler with the request unread: mount it before any body parser or middleware that reads the stream for this path';
 
 /**
  * A `(req, res)` handler for `node:http` (and anything built on it).
@@ -25,7 +27,8 @@ export function createNodeHandler(
 
 /**
  * Turns a Node request into the core's input: its raw bytes, or why they cannot be had. Never waits on a stream
- * that something else already consumed, nor longer than `timeoutMs` (default 10 000) for the whole body.
+ * that something else already consumed, nor longer than `timeoutMs` (default 10 000) for the whole body; `fix`
+ * is logged after what happened to a stream read or decoded before it.
  * @example
  * await receiver.handle(await readNodeRequest(req, receiver.maxBodyBytes, 'mount before express.json()'));
  */

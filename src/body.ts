@@ -10,22 +10,81 @@ export type BodyResult = Uint8Array | 'too_large' | 'unreadable' | 'timeout' | '
 export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
 
 /**
- * Reads a request body up to `limit` bytes within `timeoutMs`: a larger declared length is refused unread, a body
- * without one is streamed and cancelled as soon as it passes the limit, one not complete in time is `timeout`, and
- * one something else already read or locked is `taken`.
+ * Reads a request body up to `limit` bytes within `timeoutMs`: a larger declared length is refused unread, the
+ * body is streamed and cancelled as soon as it passes the limit (whatever its `Content-Length` says), one not
+ * complete in time is `timeout`, and one something else already read or locked is `taken`.
  * @example
  * const body = await readRequestBody(request, 1024 * 1024);
  */
-export async function readRequestBody(
+export function readRequestBody(
   request: Request,
   limit: number,
   timeoutMs: number = DEFAULT_BODY_TIMEOUT_MS,
 ): Promise<BodyResult> {
+  return readBodyWithin(request, limit, timeoutMs, false);
+}
+
+// A length is declared only when it is all digits: Number('') is 0 and Number('abc') NaN, and both would pass.
+const DIGITS = /^\d{1,15}$/;
+
+/**
+ * A `Content-Length` value as a number, or undefined when absent or not plain digits. Internal.
+ * @example
+ * const declared = declaredLength(request.headers.get('content-length'));
+ */
+export function declaredLength(header: string | null | undefined): number | undefined {
+  return header !== null && header !== undefined && DIGITS.test(header) ? Number(header) : undefined;
+}
+
+/**
+ * `readRequestBody` for a host whose HTTP layer holds the body to its `Content-Length` (@hono/node-server's
+ * request, read from Node's parser): a declared length within the limit is then read in one go. Internal.
+ * @example
+ * const body = await readBodyWithin(c.req.raw, limit, timeoutMs, c.env?.incoming !== undefined);
+ */
+export async function readBodyWithin(
+  request: Request,
+  limit: number,
+  timeoutMs: number,
+  lengthHeld: boolean,
+): Promise<BodyResult> {
   // `bodyUsed`, not `body.locked`: on a lazy Request (@hono/node-server's) `body` builds the Web stream that the
   // one-go read below avoids.
   if (request.bodyUsed) return 'taken';
-  const declared = request.headers.get('content-length');
-  if (declared !== null && Number(declared) > limit) return 'too_large';
+  const declared = declaredLength(request.headers.get('content-length'));
+  if (declared !== undefined && declared > limit) return 'too_large';
+  const body = await withDeadline(timeoutMs, (reading) =>
+    lengthHeld && declared !== undefined ? readWhole(request) : readStream(request.body, limit, reading),
+  );
+  // A stream another reader holds fails to read and is left undisturbed; one that broke under this read is not.
+  return body === 'unreadable' && !request.bodyUsed && request.body?.locked === true ? 'taken' : body;
+}
+
+/**
+ * Reads a body stream up to `limit` bytes within `timeoutMs`, counting every byte: a `declared` length over the
+ * limit is refused unread, a stream that passes it is cancelled. Internal (the Pages Router handler's reader).
+ * @example
+ * const body = await readStreamBody(stream, declaredLength(req.headers['content-length']), limit, 10_000);
+ */
+export function readStreamBody(
+  stream: ReadableStream<Uint8Array>,
+  declared: number | undefined,
+  limit: number,
+  timeoutMs: number,
+): Promise<BodyResult> {
+  if (declared !== undefined && declared > limit) return Promise.resolve('too_large');
+  return withDeadline(timeoutMs, (reading) => readStream(stream, limit, reading));
+}
+
+// The stream reader in use, for the deadline to cancel.
+interface Reading {
+  reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+}
+
+async function withDeadline(
+  timeoutMs: number,
+  read: (reading: Reading) => Promise<BodyResult>,
+): Promise<BodyResult> {
   const reading: Reading = { reader: undefined };
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<'timeout'>((resolve) => {
@@ -36,40 +95,34 @@ export async function readRequestBody(
     }, timeoutMs);
   });
   try {
-    const body = await Promise.race([read(request, declared !== null, limit, reading), late]);
-    // A stream another reader holds fails to read and is left undisturbed; one that broke under this read is not.
-    return body === 'unreadable' && !request.bodyUsed && request.body?.locked === true ? 'taken' : body;
+    return await Promise.race([read(reading), late]);
   } finally {
     clearTimeout(timer);
   }
 }
 
-// The stream reader in use, for the deadline to cancel.
-interface Reading {
-  reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+// The host's HTTP parser holds the body to its declared length, so read it in one go: on Node's fetch servers that
+// skips building a Web stream, which costs more than the rest of the delivery. Anywhere else the header may be a
+// Request's own (one rebuilt around a new stream keeps the old header), so the bytes are counted instead.
+async function readWhole(request: Request): Promise<BodyResult> {
+  try {
+    return new Uint8Array(await request.arrayBuffer());
+  } catch {
+    return 'unreadable';
+  }
 }
 
-async function read(
-  request: Request,
-  declared: boolean,
+async function readStream(
+  stream: ReadableStream<Uint8Array> | null,
   limit: number,
   reading: Reading,
 ): Promise<BodyResult> {
-  if (declared) {
-    // A declared length within the limit is held to by the HTTP layer, so read it in one go: on Node's fetch
-    // servers that skips building a Web stream, which costs more than the rest of the delivery.
-    try {
-      return new Uint8Array(await request.arrayBuffer());
-    } catch {
-      return 'unreadable';
-    }
-  }
-  if (request.body === null) return new Uint8Array(0);
+  if (stream === null) return new Uint8Array(0);
   const chunks: Uint8Array[] = [];
   let total = 0;
   try {
     // Inside the try: a stream something else locked throws here, and a rejection would be no answer at all.
-    const reader = request.body.getReader();
+    const reader = stream.getReader();
     reading.reader = reader;
     for (;;) {
       const { done, value } = await reader.read();

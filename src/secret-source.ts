@@ -30,6 +30,17 @@ export const NOT_CONFIGURED: string = `workforce-webhooks: no signing secret is 
 const WHITESPACE =
   'workforce-webhooks: the secret has leading or trailing whitespace (a stray newline in the environment?). It is used as given, whitespace included, so signatures made with the trimmed secret do not match.';
 
+const QUOTED =
+  'workforce-webhooks: the secret is wrapped in quotes (an env file read by docker --env-file or a systemd EnvironmentFile keeps them). It is used as given, quotes included, so no signature matches: remove the quotes around the value.';
+
+const NO_PREFIX =
+  "workforce-webhooks: the secret does not start with `whsec_`, as the endpoint's secret does. The key is the whole string, prefix included, so no signature matches: pass it exactly as shown when the endpoint was created, `whsec_` and all.";
+
+// Spec "Subscription" 2: the secret shown on creation starts with `whsec_`; "Signature": it is the HMAC key whole.
+const PREFIX = 'whsec_';
+const isQuoted = (s: string): boolean =>
+  s.length >= 2 && ((s.startsWith('"') && s.endsWith('"')) || (s.startsWith("'") && s.endsWith("'")));
+
 /**
  * Builds the receiver's view of `secret`. A value is checked once, here: a malformed one throws, a missing one
  * leaves the receiver unconfigured. A function is called at every delivery (so a rotated secret is used at once)
@@ -42,7 +53,14 @@ export function createSecretSource(secret: SecretOption, logger: Logger): Secret
   const check = (value: Secret | undefined): readonly string[] | undefined => {
     if (value === undefined || value === '' || (Array.isArray(value) && value.length === 0)) return undefined;
     const list = secretList(value);
-    if (list.some((s) => s.trim() !== s)) warnOnce('secret_whitespace', {}, WHITESPACE);
+    // Each shape mistake is said once, with its fix; the secret itself never is. A secret already named as padded
+    // or quoted is not also named for its prefix: that line would send the reader after the wrong fix.
+    for (const s of list) {
+      const trimmed = s.trim();
+      if (trimmed !== s) warnOnce('secret_whitespace', {}, WHITESPACE);
+      else if (isQuoted(s)) warnOnce('secret_quoted', {}, QUOTED);
+      else if (!s.startsWith(PREFIX)) warnOnce('secret_prefix', {}, NO_PREFIX);
+    }
     return list;
   };
   if (typeof secret !== 'function') {

@@ -148,19 +148,35 @@ describe('fastify parser scoping (inject)', () => {
     expect(seen).toEqual([delivery.event.id]);
   });
 
-  it('answers 400 invalid_payload, running nothing, when a preParsing hook decodes the bytes to text', async () => {
-    const { receiver, seen } = watchedReceiver();
+  it('answers 500 raw_body_unavailable, running nothing and naming the encoding once, when a preParsing hook decodes the bytes to text', async () => {
+    const errors: string[] = [];
+    const logger = {
+      debug() {},
+      info() {},
+      warn() {},
+      error: (_: object, msg?: string) => errors.push(msg ?? ''),
+    };
+    const receiver = createReceiver({ secret: CONTRACT_SECRET, logger });
+    onTestFinished(() => receiver.close());
+    const seen: string[] = [];
+    receiver.on('leave.approved', (event) => {
+      seen.push(event.id);
+    });
     const app = Fastify();
     app.addHook('preParsing', async (_request, _reply, payload) => payload.setEncoding('utf8'));
     await app.register(createFastifyPlugin(receiver, { path: WEBHOOK_PATH }));
-    const delivery = await leaveApproved();
-    const answer = await deliver(app, delivery);
-    expect({ status: answer.statusCode, body: answer.json() }).toEqual({
-      status: 400,
-      body: { error: 'invalid_payload' },
-    });
-    await receiver.close();
+    for (let i = 0; i < 2; i++) {
+      const answer = await deliver(app, await leaveApproved());
+      expect({ status: answer.statusCode, body: answer.json() }).toEqual({
+        status: 500,
+        body: { error: 'raw_body_unavailable' },
+      });
+    }
     expect(seen).toEqual([]);
+    const fixes = errors.filter((msg) => msg.includes('Fix:'));
+    expect(fixes).toHaveLength(1);
+    expect(fixes[0]).toContain('encoding was set');
+    expect(fixes[0]).toContain('preParsing');
   });
 
   it('answers 500 raw_body_unavailable, logging the fix, when an app hook replaces the body', async () => {
