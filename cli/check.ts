@@ -1,8 +1,10 @@
 // `workforce-webhooks check`: a running endpoint against the spec's receiver rules, as a pass/fail table.
 import { CHECK_MARKER, type CheckResult, runChecks } from './checks.js';
 import { DATA_HELP, readData } from './data.js';
-import { type CliIo, integer, parse, required, SECRET_HELP, secretOf, UsageError } from './io.js';
+import { answerTimeout, eventType, TIMEOUT_HELP } from './delivery-options.js';
+import { type CliIo, parse, required, SECRET_HELP, secretOf } from './io.js';
 import { formatTable } from './table.js';
+import { endpointUrl } from './url.js';
 
 /**
  * Help text of `check`.
@@ -22,10 +24,10 @@ exits 1 when any check fails. Every delivery's data carries "${CHECK_MARKER}": t
 handlers can skip them: if ('${CHECK_MARKER}' in event.data) return;
 
 Options:
-  --url          the endpoint
+  --url          the endpoint, http(s), without a user name or password
 ${SECRET_HELP}
-  --timeout-ms   the answer-time limit, 1 to 10000 (default 10000: the service's)
-  --type         the type of the valid deliveries (default webhook.test)
+${TIMEOUT_HELP}
+  --type         the type of the valid deliveries (default webhook.test; printable ASCII, no spaces)
 ${DATA_HELP}
   -h, --help     show this help
 `;
@@ -48,20 +50,17 @@ export async function check(argv: readonly string[], io: CliIo): Promise<number>
     io.stdout(CHECK_USAGE);
     return 0;
   }
-  const url = required(values.url, '--url');
-  if (!URL.canParse(url)) throw new UsageError(`--url is not a URL: ${url}`);
+  const url = endpointUrl(required(values.url, '--url'), '--url');
+  const type = values.type === undefined ? undefined : eventType(values.type);
   const secret = secretOf(values.secret, io);
-  const timeoutMs = integer(values['timeout-ms'], '--timeout-ms', 10_000);
-  // The service counts an answer slower than 10 s as failed: a longer limit would pass what it fails.
-  if (timeoutMs < 1 || timeoutMs > 10_000)
-    throw new UsageError(`--timeout-ms must be 1 to 10000 (the service's answer limit), got ${timeoutMs}`);
+  const timeoutMs = answerTimeout(values['timeout-ms']);
   const data = await readData(values.data, values['data-file']);
   io.stderr(`Checking ${url}\n`);
   const results = await runChecks({
     url,
     secret,
     timeoutMs,
-    ...(values.type !== undefined ? { type: values.type } : {}),
+    ...(type !== undefined ? { type } : {}),
     ...(data !== undefined ? { data } : {}),
     onProgress(index, total, name, result) {
       if (result === undefined) io.stderr(`  [${index + 1}/${total}] ${name} ... `);

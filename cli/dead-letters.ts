@@ -2,6 +2,7 @@
 import { type BulkProgress, discardDeadLetters, replayDeadLetters } from '../src/dead-letter-bulk.js';
 import type { DeadLetter, DeadLetterFilter } from '../src/dead-letters.js';
 import { errorClassOf } from '../src/dead-letters.js';
+import { ConfigurationError } from '../src/errors.js';
 import type { EventQueue } from '../src/queue.js';
 import { type CliIo, integer, parse, required, UsageError } from './io.js';
 import { progressBar } from './progress-bar.js';
@@ -121,6 +122,11 @@ export async function deadLetters(argv: readonly string[], io: CliIo): Promise<n
     // connection and a Redis silent past the queue's admin deadline (10 s a call) both come as queue_unavailable.
     if ((error as { code?: unknown }).code === 'queue_unavailable')
       throw new Error('cannot reach Redis at --redis', { cause: error });
+    // A value the queue refuses (a --cursor no page printed): the query's fields are named like the options.
+    if (error instanceof ConfigurationError)
+      throw new UsageError(error.message.replace(/^workforce-webhooks: deadLetters (\w+)/, '--$1'), {
+        cause: error,
+      });
     throw error;
   } finally {
     await queue.close({ timeoutMs: 5000 });

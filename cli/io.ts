@@ -47,9 +47,20 @@ export function parse<O extends NonNullable<ParseArgsConfig['options']>>(
       strict: true,
     });
   } catch (error) {
-    throw new UsageError((error as Error).message.split('\n')[0]!);
+    const { code, message } = error as NodeJS.ErrnoException;
+    // A signing secret typed without --secret is an unexpected argument: say so without quoting it on stderr.
+    const unexpected =
+      code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL' ? /'(.*)'/s.exec(message)?.[1] : undefined;
+    if (unexpected !== undefined && looksLikeSecret(unexpected))
+      throw new UsageError(
+        `Unexpected argument (a signing secret, not shown): give it in $${SECRET_ENV}, or after --secret`,
+      );
+    throw new UsageError(message.split('\n')[0]!);
   }
 }
+
+// The service's signing secrets start with whsec_ (spec "Subscription" 2).
+const looksLikeSecret = (arg: string): boolean => arg.startsWith('whsec_');
 
 /**
  * A required option, or a `UsageError` naming it.

@@ -1,4 +1,5 @@
 // `workforce-webhooks migrate`: create the Postgres store's table before the first deploy (or let every start do it).
+import { tableNames } from '../adapters/postgres-names.js';
 import { type CliIo, parse, required, UsageError } from './io.js';
 
 /**
@@ -13,7 +14,8 @@ again changes nothing. Fails after 5 seconds without an answer from the database
 
 Options:
   --postgres    the database URL
-  --table       the table, optionally schema.table (default: workforce_webhook_events)
+  --table       the table, optionally schema.table: letters, digits and underscores, at most 63 characters
+                each (default: workforce_webhook_events)
   -h, --help    show this help
 `;
 
@@ -32,6 +34,16 @@ export async function migrate(argv: readonly string[], io: CliIo): Promise<numbe
     return 0;
   }
   const url = required(values.postgres, '--postgres');
+  // The store checks the name too, but only once pg is loaded and a pool made: a typo is a usage mistake.
+  if (values.table !== undefined) {
+    try {
+      tableNames(values.table);
+    } catch {
+      throw new UsageError(
+        `--table must be a name or schema.name of letters, digits and underscores, at most 63 characters each, got ${JSON.stringify(values.table)}`,
+      );
+    }
+  }
   // pg is an optional peer: loaded only by this command.
   const [{ default: pg }, { createPostgresStore }] = await Promise.all([
     import('pg').catch(() => {

@@ -1,5 +1,5 @@
 // The terminal side of `mock --deliver-to`: commands on standard input that change the mock and send the events.
-import type { Emission, MockService } from '../testing/mock-service/index.js';
+import type { DeliveryAttempt, Emission, MockService } from '../testing/mock-service/index.js';
 import type { CliIo } from './io.js';
 
 /**
@@ -126,13 +126,46 @@ async function command(
   }
 }
 
+/**
+ * Prints each retry's outcome as it ends (the first attempt of an event is printed with the event itself).
+ * @example
+ * createMockService({ onAttempt: retryPrinter(io) });
+ */
+export function retryPrinter(io: CliIo): (attempt: DeliveryAttempt) => void {
+  return (attempt) => {
+    if (attempt.attempt > 1)
+      io.stdout(
+        `-> ${attempt.type} (event ${attempt.eventId}) attempt ${attempt.attempt}: ${outcome(attempt)}\n`,
+      );
+  };
+}
+
 function describe({ event, attempts }: Emission): string {
   const ids = Object.entries(event.data as Record<string, unknown>)
     .filter(([key]) => key.endsWith('Id'))
     .map(([key, value]) => `${key} ${String(value)}`)
     .join(', ');
-  const answers = attempts.map((a) =>
-    a.status !== undefined ? `${a.status} in ${a.durationMs} ms` : `failed: ${a.error ?? 'no answer'}`,
-  );
-  return `-> ${event.type} (event ${event.id}${ids === '' ? '' : `; ${ids}`}): ${answers.join(', ') || 'no subscription'}\n`;
+  const answers = attempts.map(outcome);
+  return `-> ${event.type} (event ${event.id}${ids === '' ? '' : `; ${ids}`}): ${answers.join('; ') || 'no subscription'}\n`;
+}
+
+// How an attempt ended, from its ok/failed state: spec rules 2 and 5, only a 2xx in time is delivered.
+function outcome(attempt: DeliveryAttempt): string {
+  const { status, durationMs, ok, cancelled, error, retryInMs } = attempt;
+  if (cancelled) return 'cancelled (the mock is stopping)';
+  if (ok) return `${status} in ${durationMs} ms`;
+  const next = retryInMs !== undefined ? `retry in ${duration(retryInMs)}` : 'no retries left';
+  if (status === undefined) return `failed (${error ?? 'no answer'}), ${next}`;
+  const why =
+    status >= 300 && status < 400
+      ? 'a redirect counts as a failure; not followed'
+      : 'only a 2xx counts as delivered';
+  return `${status} in ${durationMs} ms: failed (${why}), ${next}`;
+}
+
+function duration(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 60_000) return `${Math.round(ms / 1000)} s`;
+  if (ms < 3_600_000) return `${Math.round(ms / 60_000)} min`;
+  return `${Number((ms / 3_600_000).toFixed(1))} h`;
 }

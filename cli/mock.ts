@@ -2,7 +2,8 @@
 import { isCalendarDate } from '../api/dates.js';
 import { createMockService } from '../testing/mock-service/index.js';
 import { type CliIo, integer, parse, SECRET_ENV, UsageError } from './io.js';
-import { CONSOLE_HELP, runConsole, sampleIds } from './mock-console.js';
+import { CONSOLE_HELP, retryPrinter, runConsole, sampleIds } from './mock-console.js';
+import { endpointUrl } from './url.js';
 
 /**
  * Help text of `mock`.
@@ -17,12 +18,13 @@ base URL, the API keys and sample ids it serves, and runs until interrupted (Ctr
 
 With --deliver-to, it also sends its events to your endpoint, signed and retried like the service's,
 and reads commands on standard input to make them happen: approve, reject or cancel leave, approve an
-attendance exception, run an absence report (type help once it runs).
+attendance exception, run an absence report (type help once it runs). It prints how each attempt ended:
+only a 2xx within 10 s is delivered; anything else, a 3xx included, failed and is retried (1 min, then longer).
 
 Options:
   --port         the port (default 4010; 0 picks a free one)
   --today        the mock's today, around which the fixtures are built (default today, UTC)
-  --deliver-to   your webhook endpoint's URL
+  --deliver-to   your webhook endpoint's URL, http(s), without a user name or password
   --secret       the secret to sign with; default $${SECRET_ENV}, else a new one, printed. Prefer the
                  variable: a secret typed on the command line lands in your shell history
   -h, --help     show this help
@@ -48,14 +50,15 @@ export async function mock(argv: readonly string[], io: CliIo): Promise<number> 
   // A real day, not only its shape: 2026-02-30 would build fixtures around a day the calendar lacks.
   if (values.today !== undefined && !isCalendarDate(values.today))
     throw new UsageError(`--today ${values.today} is not a real day; give one written YYYY-MM-DD`);
-  const deliverTo = values['deliver-to'];
-  if (deliverTo !== undefined && !/^https?:\/\//.test(deliverTo))
-    throw new UsageError(`--deliver-to must be an http(s) URL, got ${JSON.stringify(deliverTo)}`);
+  const deliverTo =
+    values['deliver-to'] === undefined ? undefined : endpointUrl(values['deliver-to'], '--deliver-to');
   if (deliverTo === undefined && values.secret !== undefined)
     throw new UsageError('--secret signs what --deliver-to sends: give --deliver-to too');
   const service = await createMockService({
     port,
     ...(values.today !== undefined ? { today: values.today } : {}),
+    // Retries come a minute and more after the event: each one's outcome is printed when it ends.
+    ...(deliverTo !== undefined ? { onAttempt: retryPrinter(io) } : {}),
   }).catch((error: NodeJS.ErrnoException) => {
     throw new UsageError(
       error.code === 'EADDRINUSE' ? `port ${port} is in use; pick another with --port` : error.message,

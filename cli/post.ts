@@ -1,5 +1,6 @@
 // One signed delivery POSTed like the service does: no redirects followed, a time limit on the answer.
 import type { SignedDelivery } from '../testing/index.js';
+import { redactUrl } from './url.js';
 
 /** How the endpoint answered, or why it did not. */
 export type PostResult =
@@ -33,8 +34,9 @@ export async function postDelivery(
   } catch (error) {
     const err = error as Error & { cause?: { code?: string; message?: string } };
     if (err.name === 'TimeoutError') return { error: `no answer within ${timeoutMs} ms`, ms: ms() };
+    // The URL, and fetch's words that may repeat it, are shown without the credentials it may carry.
     return {
-      error: `could not reach ${url}: ${err.cause?.code ?? err.cause?.message ?? err.message}`,
+      error: redactUrl(`could not reach ${url}: ${err.cause?.code ?? err.cause?.message ?? err.message}`),
       ms: ms(),
     };
   }

@@ -1,4 +1,5 @@
 // The CLI's dispatcher: one command per file, `--help` everywhere, errors as one line and a non-zero exit.
+import { ConfigurationError } from '../src/errors.js';
 import { CHECK_USAGE, check } from './check.js';
 import { DEAD_LETTERS_USAGE, deadLetters } from './dead-letters.js';
 import { type CliIo, UsageError } from './io.js';
@@ -6,6 +7,7 @@ import { MIGRATE_USAGE, migrate } from './migrate.js';
 import { MOCK_USAGE, mock } from './mock.js';
 import { SEND_USAGE, send } from './send.js';
 import { SIGN_USAGE, sign } from './sign.js';
+import { redactUrl } from './url.js';
 import { packageVersion } from './version.js';
 
 /**
@@ -50,22 +52,35 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     io.stdout(`${packageVersion()}\n`);
     return 0;
   }
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    const topic = name === 'help' && rest[0] !== undefined ? commands[rest[0]] : undefined;
-    io.stdout(topic?.usage ?? USAGE);
+  // `help <command>` is `<command> --help`; `help --help` the overview.
+  const topic = name === 'help' && rest[0] !== '--help' && rest[0] !== '-h' ? rest[0] : undefined;
+  if (name === undefined || name === '--help' || name === '-h' || (name === 'help' && topic === undefined)) {
+    io.stdout(USAGE);
     return 0;
   }
-  const command = commands[name];
+  const command = commands[topic ?? name];
   try {
     if (command === undefined)
       throw new UsageError(
-        `unknown command ${JSON.stringify(name)}; commands: ${Object.keys(commands).join(', ')}`,
+        `unknown command ${JSON.stringify(topic ?? name)}; commands: ${Object.keys(commands).join(', ')}`,
       );
+    if (topic !== undefined) {
+      io.stdout(command.usage);
+      return 0;
+    }
     return await command.run(rest, io);
   } catch (error) {
-    const usage = error instanceof UsageError;
-    const hint = usage ? ` (see workforce-webhooks ${command === undefined ? '' : `${name} `}--help)` : '';
-    io.stderr(`workforce-webhooks: error: ${(error as Error).message}${hint}\n`);
+    // The library's ConfigurationError here comes of an option's value (a --timestamp, a --table, a --cursor).
+    const usage = error instanceof UsageError || error instanceof ConfigurationError;
+    const hint = usage
+      ? ` (see workforce-webhooks ${command === undefined ? '' : `${topic ?? name} `}--help)`
+      : '';
+    io.stderr(`workforce-webhooks: error: ${printable((error as Error).message)}${hint}\n`);
     return usage ? 2 : 1;
   }
 }
+
+// One prefix (the library's messages bring their own), and no secret: neither a whsec_ secret typed in the wrong
+// place nor a URL's password is echoed on stderr.
+const printable = (message: string): string =>
+  redactUrl(message.replace(/^workforce-webhooks: /, '')).replace(/whsec_[^\s'"]+/g, 'whsec_***');

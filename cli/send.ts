@@ -1,8 +1,10 @@
 // `workforce-webhooks send`: one signed delivery to an endpoint, and its answer.
 import { createSignedDelivery } from '../testing/index.js';
 import { DATA_HELP, readData } from './data.js';
-import { type CliIo, integer, parse, required, SECRET_HELP, secretOf, UsageError } from './io.js';
+import { answerTimeout, eventId, eventType, TIMEOUT_HELP } from './delivery-options.js';
+import { type CliIo, parse, required, SECRET_HELP, secretOf } from './io.js';
 import { postDelivery } from './post.js';
+import { endpointUrl } from './url.js';
 
 /**
  * Help text of `send`.
@@ -17,12 +19,12 @@ seven fields, attendance.absence_report.completed with a reportId, the other nam
 their area and "sample": true.
 
 Options:
-  --url          the endpoint
-  --type         the event type, e.g. leave.approved
+  --url          the endpoint, http(s), without a user name or password
+  --type         the event type, e.g. leave.approved (printable ASCII, no spaces: it is a header)
 ${SECRET_HELP}
 ${DATA_HELP}
-  --id           the event id (default: a new uuid; reuse one to send a redelivery)
-  --timeout-ms   how long to wait for the answer (default 10000, the service's limit)
+  --id           the event id, a uuid (default: a new one; reuse one to send a redelivery)
+${TIMEOUT_HELP}
   -h, --help     show this help
 `;
 
@@ -45,17 +47,17 @@ export async function send(argv: readonly string[], io: CliIo): Promise<number> 
     io.stdout(SEND_USAGE);
     return 0;
   }
-  const url = required(values.url, '--url');
-  if (!URL.canParse(url)) throw new UsageError(`--url is not a URL: ${url}`);
-  const type = required(values.type, '--type');
+  const url = endpointUrl(required(values.url, '--url'), '--url');
+  const type = eventType(required(values.type, '--type'));
+  const id = values.id === undefined ? undefined : eventId(values.id);
   const secret = secretOf(values.secret, io);
-  const timeoutMs = integer(values['timeout-ms'], '--timeout-ms', 10_000);
+  const timeoutMs = answerTimeout(values['timeout-ms']);
   const data = await readData(values.data, values['data-file']);
   const delivery = await createSignedDelivery({
     secret,
     type,
     ...(data !== undefined ? { data } : {}),
-    ...(values.id ? { id: values.id } : {}),
+    ...(id !== undefined ? { id } : {}),
   });
   if (data === undefined)
     io.stderr(

@@ -1,6 +1,6 @@
 // `workforce-webhooks sign`: the Svc-Signature header of the body on standard input.
 import { signPayload } from '../src/signature.js';
-import { type CliIo, integer, parse, SECRET_HELP, secretOf } from './io.js';
+import { type CliIo, integer, parse, SECRET_HELP, secretOf, UsageError } from './io.js';
 
 /**
  * Help text of `sign`.
@@ -14,7 +14,7 @@ the body: use printf or a file written without one to sign what you will send).
 
 Options:
 ${SECRET_HELP}
-  --timestamp    the signature's t, in unix seconds (default: now)
+  --timestamp    the signature's t, in unix seconds, at most 12 digits (default: now)
   -h, --help     show this help
 `;
 
@@ -31,6 +31,9 @@ export async function sign(argv: readonly string[], io: CliIo): Promise<number> 
   }
   const secret = secretOf(values.secret, io);
   const timestamp = integer(values.timestamp, '--timestamp', Math.floor(Date.now() / 1000));
+  // A receiver refuses a longer t as a malformed header (spec "Signature": t is unix seconds).
+  if (timestamp > 999_999_999_999)
+    throw new UsageError(`--timestamp must be unix seconds of at most 12 digits, got ${values.timestamp}`);
   io.stdout(`${await signPayload({ payload: await io.stdin(), secret, timestamp })}\n`);
   return 0;
 }

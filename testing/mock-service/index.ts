@@ -16,6 +16,7 @@ import {
 import type { MockState } from './state.js';
 import type { LeaveRequestInput } from './triggers.js';
 import * as triggers from './triggers.js';
+import { hasCredentials, redactUrl } from './url.js';
 
 /** Options of `createMockService`. */
 export interface MockServiceOptions extends SenderOptions {
@@ -80,6 +81,7 @@ export interface MockService {
   readonly deliveries: readonly DeliveryAttempt[];
   /** Resolves when no delivery is in flight or waiting for a retry. */
   settled(): Promise<void>;
+  /** Stops the read API and the sender: scheduled retries are dropped, deliveries in flight stopped (`cancelled`). */
   close(): Promise<void>;
 }
 
@@ -148,7 +150,13 @@ export async function createMockService(options: MockServiceOptions = {}): Promi
       // Spec "Subscription": at most 10 endpoints. Unlike the service, the mock sends to http and loopback.
       if (subscriptions.filter((s) => s.organizationId === owner).length >= 10)
         throw new Error('workforce-webhooks mock: an organisation has at most 10 endpoints');
-      if (!/^https?:\/\//.test(url)) throw new Error(`workforce-webhooks mock: ${url} is not an http(s) URL`);
+      if (!/^https?:\/\//.test(url))
+        throw new Error(`workforce-webhooks mock: ${redactUrl(url)} is not an http(s) URL`);
+      // fetch refuses such a URL, so every delivery would fail; the service sends no credentials but the signature.
+      if (URL.canParse(url) && hasCredentials(new URL(url)))
+        throw new Error(
+          `workforce-webhooks mock: ${redactUrl(url)} carries a user name or password; give it without`,
+        );
       const subscription: Subscription = {
         id: crypto.randomUUID(),
         url,
@@ -181,7 +189,7 @@ export async function createMockService(options: MockServiceOptions = {}): Promi
     deliveries: sender.attempts,
     settled: () => sender.settled(),
     async close() {
-      sender.close();
+      await sender.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

@@ -34,11 +34,15 @@ export interface DeliveryAttempt {
   readonly status?: number;
   /** The subscriber's answer body (first 500 characters). */
   readonly body?: string;
-  /** Why it failed without a status: a network error, or no answer within the time limit. */
+  /** Why it failed without a status: a network error, no answer within the time limit, or `close()`. */
   readonly error?: string;
   readonly durationMs: number;
   /** True only for a 2xx answer within the time limit (spec: non-2xx, 3xx and slow answers fail). */
   readonly ok: boolean;
+  /** True when `close()` stopped it before the answer came: it says nothing of the endpoint, and is not retried. */
+  readonly cancelled?: boolean;
+  /** When it failed and another attempt is scheduled: the wait before that retry, in ms. */
+  readonly retryInMs?: number;
 }
 
 /** Options of `createSender`. */
@@ -52,6 +56,8 @@ export interface SenderOptions {
   /** Applied to every delivery, on top of per-delivery faults. */
   readonly faults?: DeliveryFaults;
   readonly fetch?: typeof fetch;
+  /** Called with every attempt once it has ended, retries included (after it is added to `attempts`). */
+  readonly onAttempt?: (attempt: DeliveryAttempt) => void;
 }
 
 /**
@@ -74,9 +80,15 @@ export interface Sender {
   readonly attempts: readonly DeliveryAttempt[];
   /** Resolves when no attempt is in flight or scheduled (use a short retry schedule in tests). */
   settled(): Promise<void>;
-  /** Cancels scheduled retries. */
-  close(): void;
+  /**
+   * Cancels scheduled retries and stops the attempts waiting for an answer (recorded as `cancelled`); resolves once
+   * none is in flight.
+   */
+  close(): Promise<void>;
 }
+
+// What an attempt stopped by close() records: not the endpoint's failure, and never retried.
+const CANCELLED = { error: 'cancelled: the mock service was closed', ok: false, cancelled: true } as const;
 
 type Item = {
   event: WorkforceEvent;
@@ -98,12 +110,15 @@ export function createSender({
   version = '1.0',
   faults: always = {},
   fetch: fetchImpl = globalThis.fetch,
+  onAttempt,
 }: SenderOptions = {}): Sender {
   const attempts: DeliveryAttempt[] = [];
   const timers = new Set<ReturnType<typeof setTimeout>>();
   let busy = 0;
-  // Set by close(): retries of attempts still in flight then are not scheduled.
-  let closed = false;
+  // Aborted by close(): an attempt waiting for its answer stops at once rather than at its time limit, and no retry
+  // of it is scheduled.
+  const closing = new AbortController();
+  const closed = closing.signal;
   const idle: (() => void)[] = [];
   let batch: Item[] = [];
   const track = async <T>(work: Promise<T>): Promise<T> => {
@@ -150,29 +165,37 @@ export function createSender({
         headers,
         body,
         redirect: 'manual',
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), closed]),
       });
       const text = (await response.text()).slice(0, 500);
       const ok = response.status >= 200 && response.status < 300;
       result = { ...base, status: response.status, body: text, durationMs: Date.now() - sentAt, ok };
     } catch (error) {
       const timedOut = (error as Error).name === 'TimeoutError';
-      const reason = timedOut ? `no answer within ${timeoutMs} ms` : String((error as Error).cause ?? error);
-      result = { ...base, error: reason, durationMs: Date.now() - sentAt, ok: false };
+      result = timedOut
+        ? { ...base, error: `no answer within ${timeoutMs} ms`, durationMs: Date.now() - sentAt, ok: false }
+        : closed.aborted
+          ? { ...base, ...CANCELLED, durationMs: Date.now() - sentAt }
+          : {
+              ...base,
+              error: String((error as Error).cause ?? error),
+              durationMs: Date.now() - sentAt,
+              ok: false,
+            };
     }
-    attempts.push(result);
     // Closed meanwhile (the attempt was waiting for its answer): no retry, now or later.
-    if (!result.ok && n <= retryScheduleMs.length && !closed) {
-      const timer = setTimeout(
-        () => {
-          timers.delete(timer);
-          if (!closed) void track(attempt(event, body, to, deliveryId, n + 1, faults));
-        },
-        retryScheduleMs[n - 1],
-      );
+    const retryInMs = !result.ok && !closed.aborted ? retryScheduleMs[n - 1] : undefined;
+    if (retryInMs !== undefined) result = { ...result, retryInMs };
+    attempts.push(result);
+    if (retryInMs !== undefined) {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        if (!closed.aborted) void track(attempt(event, body, to, deliveryId, n + 1, faults));
+      }, retryInMs);
       timer.unref?.();
       timers.add(timer);
     }
+    onAttempt?.(result);
     return result;
   };
 
@@ -208,11 +231,13 @@ export function createSender({
     },
     settled: () =>
       busy === 0 && timers.size === 0 ? Promise.resolve() : new Promise<void>((r) => idle.push(r)),
-    close() {
-      closed = true;
+    async close() {
+      closing.abort();
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
       if (busy === 0) for (const resolve of idle.splice(0)) resolve();
+      // The aborted attempts end at once; waiting for them lets the caller's close() leave nothing running.
+      else await new Promise<void>((resolve) => idle.push(resolve));
     },
   };
 }

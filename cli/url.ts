@@ -1,0 +1,24 @@
+// An endpoint's URL as the CLI takes it: http(s), without credentials, never shown with a password.
+import { hasCredentials, redactUrl } from '../testing/mock-service/url.js';
+import { UsageError } from './io.js';
+
+export { redactUrl };
+
+/**
+ * The value of a URL option (`--url`, `--deliver-to`) checked as the service's endpoint URL, or a `UsageError` that
+ * shows it without its credentials.
+ * @example
+ * const url = endpointUrl(values.url, '--url');
+ */
+export function endpointUrl(value: string, name: string): string {
+  if (!URL.canParse(value)) throw new UsageError(`${name} is not a URL: ${redactUrl(value)}`);
+  const url = new URL(value);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new UsageError(`${name} must be an http(s) URL, got ${JSON.stringify(redactUrl(value))}`);
+  // fetch refuses such a URL; the service sends no credentials but the signature, so the endpoint needs none.
+  if (hasCredentials(url))
+    throw new UsageError(
+      `${name} must not carry a user name or password (the service sends none): ${redactUrl(value)}`,
+    );
+  return value;
+}
