@@ -17,7 +17,7 @@ export const DEAD_LETTERS_USAGE = `Usage: workforce-webhooks dead-letters <list|
 
 Reads the dead letters of a deployed BullMQ queue (workforce-webhooks/bullmq) straight from Redis: no app, no
 handlers. The app's own workers run what replay queues again. Needs the bullmq package. Exits 1 when Redis cannot
-be reached: it refuses the connection, or leaves a read or a discard unanswered for 10 s.
+be reached: it refuses the connection, or leaves a read, a replay or a discard unanswered for 10 s.
 
   list      one page of dead letters, newest first, as a table; the last line gives the next page's --cursor
   replay    queue every matching dead letter again, each exactly once (also with two replays at the same time)
