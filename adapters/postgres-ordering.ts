@@ -11,6 +11,15 @@ import { LAPSED_KEPT_MS, type OrderingStore } from '../src/ordering-store.js';
 export const msFromNow = (parameter: string): string => `now() + ${parameter} * interval '1 millisecond'`;
 
 /**
+ * SQL that sets lock_timeout for the current statement only, put in its FROM (or USING) so it runs before the
+ * statement takes a row lock: a call the client gave up on leaves nothing waiting on the server for that row.
+ * @example
+ * `UPDATE t SET expires_at = now() FROM ${boundLockWait(2000)} WHERE id = $1`;
+ */
+export const boundLockWait = (lockTimeoutMs: number): string =>
+  `set_config('lock_timeout', '${lockTimeoutMs}ms', true)`;
+
+/**
  * The table's key for a record key. A btree entry holds at most 2 704 bytes, so a key that might not fit (over 600
  * characters, up to 1 800 bytes in UTF-8) is stored as its SHA-256 instead, as the memory and Redis stores take it;
  * so is a key holding a NUL character, which `text` refuses.
@@ -22,8 +31,17 @@ export const recordKey = (key: string): string =>
     ? key
     : `sha256:${createHash('sha256').update(key).digest('hex')}`;
 
-/** The statements of the ordering table `t` (quoted), beside the dedupe table. */
-export function orderingStatements(t: string): {
+/**
+ * The statements of the ordering table `t` (quoted), beside the dedupe table; `lockTimeoutMs` bounds, on the server,
+ * each statement's wait for a row another transaction holds.
+ * @example
+ * const sql = orderingStatements('"workforce_webhook_events_ordering"', 2000);
+ * await pool.query(sql.watermark, [recordKey(key)]);
+ */
+export function orderingStatements(
+  t: string,
+  lockTimeoutMs: number,
+): {
   readonly migrate: readonly string[];
   readonly enter: string;
   readonly hold: string;
@@ -33,6 +51,10 @@ export function orderingStatements(t: string): {
   readonly cleanup: string;
 } {
   const ms = msFromNow;
+  // Every statement that may wait for a row lock sets lock_timeout for itself in FROM (a function there runs before
+  // the row is locked): the server gives up the wait when the client does, instead of holding a connection that
+  // waits as long as the transaction holding the row stays open.
+  const bounded = `${boundLockWait(lockTimeoutMs)} AS bound`;
   // An owner's row is kept LAPSED_KEPT_MS past its lease or hold (`lease_until`), for its retries.
   const kept = (leaseUntil: string): string =>
     `${leaseUntil} >= now() - ${LAPSED_KEPT_MS} * interval '1 millisecond'`;
@@ -77,7 +99,7 @@ export function orderingStatements(t: string): {
     // ($4 NULL) the owner's call renews whatever run has it. The watermark read from the snapshot.
     enter: `WITH taken AS (
         INSERT INTO ${t} AS r (record_key, owner, run, since, lease_until)
-        VALUES ($1, $2, ${runOf('$2', '$4')}, now(), ${ms('$3')})
+        SELECT $1, $2, ${runOf('$2', '$4')}, now(), ${ms('$3')} FROM ${bounded}
         ON CONFLICT (record_key) DO UPDATE SET
           since = CASE WHEN r.owner = excluded.owner AND ${kept('r.lease_until')} THEN r.since ELSE now() END,
           run = CASE WHEN excluded.run IS NULL AND r.owner = excluded.owner THEN r.run ELSE excluded.run END,
@@ -90,13 +112,13 @@ export function orderingStatements(t: string): {
         (SELECT mark FROM ${t} WHERE record_key = $1 AND mark_until >= now()) AS watermark,
         (SELECT ceil(extract(epoch FROM (lease_until - now())) * 1000) FROM ${t} WHERE record_key = $1) AS retry_ms`,
     // Idle (no run has it) until `maxWaitMs` after the owner first entered; with a run ($4), only that run's lease.
-    hold: `UPDATE ${t} SET lease_until = since + $3 * interval '1 millisecond', run = NULL
+    hold: `UPDATE ${t} SET lease_until = since + $3 * interval '1 millisecond', run = NULL FROM ${bounded}
       WHERE record_key = $1 AND owner = $2 AND ($4::text IS NULL OR run = ${runOf('$2', '$4')}) RETURNING 1`,
     // Compare-and-set of the watermark and the owner's lease (with a run, $5: that run's) given up, in one statement
     // on one row (decided on the row's latest version); `had` reports the owner as of the statement's snapshot.
     leave: `WITH old AS (SELECT owner, run FROM ${t} WHERE record_key = $1)
       INSERT INTO ${t} AS r (record_key, since, mark, mark_until)
-      VALUES ($1, now(), $3::text, CASE WHEN $3::text IS NULL THEN NULL ELSE ${ms('$4')} END)
+      SELECT $1, now(), $3::text, CASE WHEN $3::text IS NULL THEN NULL ELSE ${ms('$4')} END FROM ${bounded}
       ON CONFLICT (record_key) DO UPDATE SET
         mark = CASE WHEN ${newer} THEN excluded.mark ELSE r.mark END,
         mark_until = CASE WHEN ${newer} THEN excluded.mark_until ELSE r.mark_until END,
@@ -106,7 +128,7 @@ export function orderingStatements(t: string): {
     watermark: `SELECT mark FROM ${t} WHERE record_key = $1 AND mark_until >= now()`,
     // The lease of the owner's run ($4) extended only while that run has it: live, or lapsed and not taken (the row
     // kept, as for `enter`); never a hold (no run), a free key or another run's lease.
-    renew: `UPDATE ${t} SET lease_until = ${ms('$3')}
+    renew: `UPDATE ${t} SET lease_until = ${ms('$3')} FROM ${bounded}
       WHERE record_key = $1 AND owner = $2 AND run = ${runOf('$2', '$4')} AND ${kept('lease_until')} RETURNING 1`,
     // A row is gone once its watermark ended and its owner left, or never came back for LAPSED_KEPT_MS past its
     // lease or hold: until then a failing event's retry keeps `since`, the start of its maxWaitMs bound.
@@ -122,7 +144,8 @@ export function orderingStatements(t: string): {
 /**
  * The ordering half of `createPostgresStore`, on its deadline-bound `query`.
  * @example
- * const ordering = createPostgresOrdering({ query, sql: orderingStatements('"workforce_webhook_events_ordering"') });
+ * const sql = orderingStatements('"workforce_webhook_events_ordering"', 2000);
+ * const ordering = createPostgresOrdering({ query, sql });
  */
 export function createPostgresOrdering({
   query,

@@ -1,7 +1,7 @@
 // The SQL of the Postgres store's table: its migration, a statement per store call, the handler transaction's steps.
 import { LAPSED_KEPT_MS } from '../src/ordering-store.js';
 import type { TableNames } from './postgres-names.js';
-import { msFromNow } from './postgres-ordering.js';
+import { boundLockWait, msFromNow } from './postgres-ordering.js';
 
 /** How many expired rows one cleanup statement deletes. */
 export const CLEANUP_BATCH = 500;
@@ -23,7 +23,7 @@ export interface StoreStatements {
 
 /**
  * The statements of the table `names` (from `tableNames`); `lockTimeoutMs` bounds, on the server, one wait for an
- * event's lock, a claim's wait for its row and the migration's waits.
+ * event's lock, each store call's wait for its row and the migration's waits.
  * @example
  * const sql = storeStatements(tableNames('workforce_webhook_events'), 2000);
  * await pool.query(sql.claim, [id, token, leaseMs]);
@@ -35,6 +35,8 @@ export function storeStatements(
   const ms = msFromNow;
   // The index's own name, unquoted: the checked names hold no quote.
   const indexName = index.slice(1, -1);
+  // lock_timeout for one statement only, in its FROM (USING for a DELETE), which runs before the row is locked.
+  const bound = boundLockWait(lockTimeoutMs);
   return {
     migrate: [
       // A claim holds its owner's token until done (token NULL). `committed`: a handler transaction carried the done mark.
@@ -68,7 +70,7 @@ export function storeStatements(
     // given up on by the client leaves no statement waiting on the server.
     claim: `WITH taken AS (
         INSERT INTO ${t} AS e (id, token, expires_at)
-        SELECT $1, $2, ${ms('$3')} FROM set_config('lock_timeout', '${lockTimeoutMs}ms', true)
+        SELECT $1, $2, ${ms('$3')} FROM ${bound}
         ON CONFLICT (id) DO UPDATE SET token = excluded.token, expires_at = excluded.expires_at, committed = false
         WHERE e.expires_at < now()
         RETURNING 1
@@ -77,19 +79,23 @@ export function storeStatements(
         (SELECT (token IS NULL OR committed) AND expires_at >= now() FROM ${t} WHERE id = $1) AS done`,
     // The owner keeps its lease, even one that has passed, while nobody took the id over (a take-over changes the token).
     // A row its handler transaction committed is kept as the commit left it (the dedupe window), and still answers
-    // its owner: inline, a renewal that lands just after the commit is no lost lease.
+    // its owner: inline, a renewal that lands just after the commit is no lost lease. Like every call on a row, its
+    // wait for a transaction holding the row is bounded on the server, as a claim's is.
     renew: `UPDATE ${t} SET expires_at = CASE WHEN committed THEN expires_at ELSE ${ms('$3')} END
-      WHERE id = $1 AND token = $2 RETURNING 1`,
+      FROM ${bound} AS bound WHERE id = $1 AND token = $2 RETURNING 1`,
     // Like renew: the owner's token, even past its lease while nobody took the id, so a late done mark still lands.
-    complete: `UPDATE ${t} SET token = NULL, expires_at = ${ms('$3')} WHERE id = $1 AND token = $2 RETURNING 1`,
-    // A row whose handler transaction committed is done whatever happens to its claim.
-    release: `DELETE FROM ${t} WHERE id = $1 AND token = $2 AND expires_at >= now() AND NOT committed RETURNING 1`,
+    complete: `UPDATE ${t} SET token = NULL, expires_at = ${ms('$3')} FROM ${bound} AS bound
+      WHERE id = $1 AND token = $2 RETURNING 1`,
+    // A row whose handler transaction committed is done whatever happens to its claim. USING is a DELETE's FROM:
+    // the subquery runs before the row is locked (a volatile output keeps the planner from inlining it away).
+    release: `DELETE FROM ${t} USING (SELECT ${bound}) AS bound
+      WHERE id = $1 AND token = $2 AND expires_at >= now() AND NOT committed RETURNING 1`,
     // One round trip: the transaction, and a bound on the server for the wait for the event's lock. The session's
     // lock_timeout is read first (a function in FROM runs before the target list), for `committed` to put back.
     // READ COMMITTED whatever the database's default: each statement sees what committed before it, so the attempt
     // that waited for its turn sees an earlier attempt's commit, and the done mark lands on a row that renewals
     // updated meanwhile (under REPEATABLE READ or SERIALIZABLE both would fail to serialize, on every retry).
-    open: `BEGIN ISOLATION LEVEL READ COMMITTED; SELECT prior, set_config('lock_timeout', '${lockTimeoutMs}ms', true)
+    open: `BEGIN ISOLATION LEVEL READ COMMITTED; SELECT prior, ${bound}
       FROM current_setting('lock_timeout') AS prior`,
     // Attempts at one event take their turns, and one that comes after a commit sees it. The key holds the table's
     // oid, as this session resolves the name: stores on two tables never wait on each other for the same event id,

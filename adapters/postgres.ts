@@ -97,9 +97,11 @@ export function createPostgresStore({
       throw new ConfigurationError(`Postgres store ${name} must be a positive number`);
   }
   const names = tableNames(table);
-  const sql = storeStatements(names, Math.min(Math.ceil(timeoutMs), LOCK_TIMEOUT_MAX));
+  // The server gives up a wait for a row lock when the client does (timeoutMs), in every statement that may wait.
+  const lockTimeoutMs = Math.min(Math.ceil(timeoutMs), LOCK_TIMEOUT_MAX);
+  const sql = storeStatements(names, lockTimeoutMs);
   // Ordering (spec rule 4) keeps its leases and watermarks in `<table>_ordering`.
-  const orderingSql = orderingStatements(names.ordering);
+  const orderingSql = orderingStatements(names.ordering, lockTimeoutMs);
   const claimOrdered = `${sql.claim},
     (SELECT mark FROM ${names.ordering} WHERE record_key = $4 AND mark_until >= now()) AS watermark`;
   const ms = (value: number, fallback: number): number =>
