@@ -1,5 +1,6 @@
 // The receiver rules of the spec as checks against a running endpoint, one signed delivery each.
 import { createSignedDelivery, type SignedDelivery, sampleEventData } from '../testing/index.js';
+import { hasCredentials, redactUrl } from '../testing/mock-service/url.js';
 import { hintFor } from './hints.js';
 import { type PostResult, postDelivery } from './post.js';
 
@@ -141,7 +142,7 @@ export async function runChecks({
   for (const [index, check] of checks.entries()) {
     onProgress?.(index, checks.length + 1, check.name);
     const answer = await postDelivery(check.url ?? url, await check.delivery(), timeoutMs);
-    const result = judge(check, answer, redirects);
+    const result = judge(check, check.url ?? url, answer, redirects);
     results.push(result);
     onProgress?.(index, checks.length + 1, check.name, result);
   }
@@ -159,7 +160,7 @@ export async function runChecks({
   return [...results, last];
 }
 
-function judge(check: Check, answer: PostResult, redirects: string[]): CheckResult {
+function judge(check: Check, url: string, answer: PostResult, redirects: string[]): CheckResult {
   if ('error' in answer)
     return {
       name: check.name,
@@ -171,14 +172,19 @@ function judge(check: Check, answer: PostResult, redirects: string[]): CheckResu
     };
   const seen = `${answer.status} in ${answer.ms} ms`;
   if (answer.status >= 300 && answer.status < 400) {
-    const target = `${answer.status}${answer.location ? ` to ${answer.location}` : ''}`;
+    const sent = answer.location;
+    const location = sent ? shownLocation(sent, url) : undefined;
+    const target = `${answer.status}${location ? ` to ${location}` : ''}`;
+    // A redirect's body often repeats its Location (`Redirecting to ...`): shown as the Location is. Redacted on
+    // more than is shown, so a URL cut at 500 characters loses its credentials all the same.
+    const body = sent && location ? answer.body.replaceAll(sent, location) : answer.body;
     redirects.push(`${check.label}: ${target}`);
     return {
       name: check.name,
       ok: false,
       answer: seen,
       status: answer.status,
-      body: answer.body.slice(0, 500),
+      body: redactUrl(body.slice(0, 1000)).slice(0, 500),
       reason: `redirected (${target}); answer at the URL itself (spec rule 5)`,
       hint: 'mount the receiver at the exact URL the service sends to, with no redirect in front (trailing slash, http to https, a login page)',
     };
@@ -194,4 +200,14 @@ function judge(check: Check, answer: PostResult, redirects: string[]): CheckResu
     ...(reason !== undefined ? { reason } : {}),
     ...(hint !== undefined ? { hint } : {}),
   };
+}
+
+// A redirect's Location as the endpoint sent it, but with no user name or password in it (they go to the terminal
+// and CI logs): `***` instead, however the Location spells them (`//user:pw@host` has no scheme for redactUrl).
+function shownLocation(location: string, base: string): string {
+  const resolved = URL.canParse(location, base) ? new URL(location, base) : undefined;
+  if (resolved === undefined || !hasCredentials(resolved)) return redactUrl(location);
+  resolved.username = '***';
+  resolved.password = '';
+  return resolved.href;
 }

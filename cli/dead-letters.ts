@@ -32,12 +32,16 @@ Options:
   --until        only those whose last failure was before this ISO 8601 time
   --limit        list: rows per page (default: 50, at most 1000)
   --cursor       list: the page after the one that printed this cursor
-  --concurrency  replay, discard: dead letters handled at once (default: 10)
+  --concurrency  replay, discard: dead letters handled at once (default: 10, at most 100)
   --yes          replay, discard: do not ask for confirmation (needed when standard input is not a terminal)
   -h, --help     show this help
 `;
 
 const ACTIONS = ['list', 'replay', 'discard'] as const;
+
+// Each worker of a replay or discard holds one Redis round trip at a time, and Redis runs one command at a time:
+// past this, more workers only queue behind Redis, they do not go faster.
+const MAX_CONCURRENCY = 100;
 
 /**
  * Runs `dead-letters`; resolves with the exit code.
@@ -77,6 +81,8 @@ export async function deadLetters(argv: readonly string[], io: CliIo): Promise<n
   const limit = integer(values.limit, '--limit', 50);
   const concurrency = integer(values.concurrency, '--concurrency', 10);
   if (limit < 1 || concurrency < 1) throw new UsageError('--limit and --concurrency must be at least 1');
+  if (concurrency > MAX_CONCURRENCY)
+    throw new UsageError(`--concurrency must be at most ${MAX_CONCURRENCY}, got ${concurrency}`);
 
   // bullmq is an optional peer: loaded only by this command.
   const { createBullmqQueue } = await import('../adapters/bullmq.js').catch(() => {

@@ -56,7 +56,10 @@ export interface SenderOptions {
   /** Applied to every delivery, on top of per-delivery faults. */
   readonly faults?: DeliveryFaults;
   readonly fetch?: typeof fetch;
-  /** Called with every attempt once it has ended, retries included (after it is added to `attempts`). */
+  /**
+   * Called with every attempt once it has ended, retries included (after it is added to `attempts`); what it throws
+   * or rejects with is ignored, and changes nothing of the delivery.
+   */
   readonly onAttempt?: (attempt: DeliveryAttempt) => void;
 }
 
@@ -98,6 +101,19 @@ type Item = {
   faults: DeliveryFaults;
   done: (a: DeliveryAttempt[]) => void;
 };
+
+// Calls the test's `onAttempt`. A callback that throws (or, async, rejects) is the test's own bug: it must not cost
+// the attempt its outcome, the delivery its retries or the batch behind it (a rejected flush would leave deliver()
+// unresolved and end the test run as an unhandled rejection). Nothing is logged: the test kit has no logger.
+function notify(onAttempt: (attempt: DeliveryAttempt) => void, attempt: DeliveryAttempt): void {
+  try {
+    const returned: unknown = onAttempt(attempt);
+    if (typeof (returned as PromiseLike<unknown> | undefined)?.then === 'function')
+      Promise.resolve(returned).catch(() => {});
+  } catch {
+    // Ignored, as said above.
+  }
+}
 
 /**
  * Creates the sender the mock service uses.
@@ -195,7 +211,7 @@ export function createSender({
       timer.unref?.();
       timers.add(timer);
     }
-    onAttempt?.(result);
+    if (onAttempt !== undefined) notify(onAttempt, result);
     return result;
   };
 
