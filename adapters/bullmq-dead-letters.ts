@@ -15,6 +15,17 @@ export type JobData = QueuedEvent & { readonly lastError?: string; readonly fail
 /** A job of the queue. */
 export type EventJob = Job<JobData>;
 
+/**
+ * True when a job's data is an event this package queued: another app's job added under the same queue name and
+ * prefix is not, and is never run, listed or replayed as one.
+ * @example
+ * if (!isEventData(job.data)) throw new UnrecoverableError('not a workforce-webhooks event');
+ */
+export function isEventData(data: unknown): data is JobData {
+  const event = (data as { event?: { id?: unknown; type?: unknown } } | null)?.event;
+  return typeof event?.id === 'string' && typeof event.type === 'string';
+}
+
 // One page of BullMQ's failed set (scored by failure time), newest first, from just after the cursor's position,
 // whether or not the cursor's own job is still there (replayed or discarded since). The ties of a failure time come
 // by their ids' bytes, highest first, so a binary search over them finds the first id below the cursor's (one
@@ -135,7 +146,9 @@ export async function readDeadLetters(
       const job = jobs[i];
       after = wanted[i]!;
       examined++;
-      if (job !== undefined && filter.type(job.data.event.type)) items.push(letterOf(job, storedError(job)));
+      // Another app's job failed here is not a letter of ours (the worker logged it when it failed).
+      if (job !== undefined && isEventData(job.data) && filter.type(job.data.event.type))
+        items.push(letterOf(job, storedError(job)));
       if (items.length === limit) {
         const more = i + 1 < window.length || !ended;
         return { items, cursor: more ? cursorOf(after) : undefined };
@@ -164,7 +177,7 @@ async function failedPage(
   for (let start = 0; start < ids.length; start += 1000) {
     const jobs = await Promise.all(ids.slice(start, start + 1000).map((id) => queue.getJob(id)));
     // A letter discarded since the ids were read is gone.
-    for (const job of jobs) if (job !== undefined) all.push(job as EventJob);
+    for (const job of jobs) if (job !== undefined && isEventData(job.data)) all.push(job as EventJob);
   }
   const position = (job: EventJob): FailedCursor => ({
     score: String(job.finishedOn ?? 0),

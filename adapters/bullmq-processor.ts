@@ -1,12 +1,12 @@
 // The BullMQ queue's processor: one attempt of a job on this instance, aborted when its lock is lost or the queue closes.
 // Internal: not a subpath of the package.
-import { DelayedError } from 'bullmq';
+import { DelayedError, UnrecoverableError } from 'bullmq';
 import { type Attempt, startAttempt } from '../src/attempt.js';
 import { errorClassOf } from '../src/dead-letters.js';
 import { WebhookError } from '../src/errors.js';
 import { OrderingWait } from '../src/ordering-wait.js';
 import type { QueueHooks } from '../src/queue.js';
-import { type EventJob, keptError } from './bullmq-dead-letters.js';
+import { type EventJob, isEventData, keptError } from './bullmq-dead-letters.js';
 import type { SuccessRecords } from './bullmq-success.js';
 
 /** The worker's processor, and what the queue tells it about the attempts it runs. */
@@ -54,6 +54,15 @@ export function createJobRunner({
     const { data } = job;
     const id = job.id!;
     const { logger, process, onRetry } = hooks();
+    // Another app adding jobs under this queue's name and prefix: failed at once, without retries, rather than
+    // handed to the handlers (or to onDeadLetter) as an event it is not. Its data is never logged.
+    if (!isEventData(data)) {
+      logger.error(
+        { jobId: id, jobName: job.name, queue: name },
+        'workforce-webhooks: a job on this queue is not a workforce-webhooks event (does another app use the same BullMQ queue name and prefix? give this receiver a name of its own); failed without running a handler',
+      );
+      throw new UnrecoverableError('not a workforce-webhooks event');
+    }
     if (job.stalledCounter > 0 && (await successes.succeededBefore(id, String(job.timestamp)))) {
       logger.info(
         { eventId: data.event.id, queue: name },

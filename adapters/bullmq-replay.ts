@@ -2,7 +2,7 @@
 // Internal: not a subpath of the package.
 import { ErrorCode, type Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { EventJob, JobData } from './bullmq-dead-letters.js';
+import { type EventJob, isEventData, type JobData } from './bullmq-dead-letters.js';
 import { runScript, script } from './redis-script.js';
 
 // KEYS: the failed set, the job's hash, its record of success. ARGV: the job id, the failure time asked for (or ''),
@@ -69,7 +69,8 @@ export async function replayLetter(
   { failedAt, successKey }: { readonly failedAt: number | undefined; readonly successKey: string },
 ): Promise<boolean> {
   const job = (await queue.getJob(eventId)) as EventJob | undefined;
-  if (job === undefined) return false;
+  // Another app's job failed on this queue is not a letter of ours to run.
+  if (job === undefined || !isEventData(job.data)) return false;
   if (producer !== undefined) {
     // Checked and reset in one script, only while it is still this failure: a replay that another one beat (or a
     // stale `failedAt`) writes nothing over the run that won, and the letter runs as a new job would.

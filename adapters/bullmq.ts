@@ -16,8 +16,9 @@ import { DEFAULT_DONE_TTL_MS } from '../src/store.js';
 import { closeTimeoutProblem } from '../src/timer-limit.js';
 import { adminCall } from './bullmq-admin.js';
 import { openRedis, outlasts, quitWithin, readiness } from './bullmq-connections.js';
-import { type JobData, letterOf, readDeadLetters } from './bullmq-dead-letters.js';
+import { isEventData, type JobData, letterOf, readDeadLetters } from './bullmq-dead-letters.js';
 import { discardLetter } from './bullmq-discard.js';
+import { watchForEmptyRedis } from './bullmq-emptied.js';
 import { createJobRunner } from './bullmq-processor.js';
 import { replayLetter } from './bullmq-replay.js';
 import { SuccessRecords } from './bullmq-success.js';
@@ -67,6 +68,8 @@ const JOB_NAME = 'event';
 const HELD_STATES = ['waiting', 'delayed', 'active', 'prioritized', 'waiting-children'] as const;
 const BACKOFF_TYPE = 'workforce-webhooks';
 const SHUTDOWN = 'the receiver closed during this attempt';
+// BullMQ's error for a command on a job whose key is gone: Redis was emptied under it, or the key deleted by hand.
+const MISSING_JOB = /^Missing key for job (\S+?)\. (\w+)/;
 
 /**
  * The durable queue for several instances: `enqueue` resolves once the job (id = event id) is stored in Redis,
@@ -105,6 +108,11 @@ export function createBullmqQueue({
     if (!Number.isInteger(value) || value < 1)
       throw new ConfigurationError(`queue ${key} must be a positive integer`);
   }
+  // A lock renewed no sooner than it lapses is taken over from a live worker: every longer job would run twice.
+  if (lockRenewMs >= lockDurationMs)
+    throw new ConfigurationError('queue lockRenewMs must be below lockDurationMs (default: a third of it)');
+  if (!Number.isInteger(maxStalledCount) || maxStalledCount < 0)
+    throw new ConfigurationError('queue maxStalledCount must be a non-negative integer');
   const open = (overrides: RedisOptions): Redis => openRedis(connection, overrides);
   // Another backend takes its connection as given; only Redis gets the connections and reads made below.
   const redis = backend === undefined;
@@ -227,18 +235,38 @@ export function createBullmqQueue({
         successes.confirmed(job.id!);
       });
       worker.on('failed', (job, error) => {
-        if (job === undefined) return;
+        // Another app's job (the processor logged it): neither a retry nor a dead letter of ours.
+        if (job === undefined || !isEventData(job.data)) return;
         if (job.attemptsMade < (job.opts.attempts ?? 1) && error.name !== 'UnrecoverableError') {
           given.onRetry?.(job.data, (job.data.attemptsMade ?? 0) + job.attemptsMade);
           return;
         }
-        void given.onDeadLetter(letterOf(job, error));
+        given.onDeadLetter(letterOf(job, error)).catch((failure: unknown) => {
+          logger.error({ err: failure, queue: name }, 'workforce-webhooks: onDeadLetter failed');
+        });
       });
       // The lock lapsed (and another worker may take the job): stop this attempt's handlers.
       worker.on('lockRenewalFailed', (ids: string[]) => runner.lockLost(ids));
-      const warn = (error: Error): void =>
-        logger.warn({ err: error, queue: name }, 'workforce-webhooks: BullMQ error');
-      worker.on('error', warn);
+      worker.on('error', (error: Error) => {
+        const missing = MISSING_JOB.exec(error.message);
+        if (missing === null) {
+          logger.warn({ err: error, queue: name }, 'workforce-webhooks: BullMQ error');
+          return;
+        }
+        // Not a passing fault: the job's key is gone, so this event is neither completed nor retried, and when Redis
+        // was emptied, every event waiting in it is lost with it.
+        logger.error(
+          { eventId: missing[1], step: missing[2], queue: name },
+          'workforce-webhooks: a running job is gone from Redis (restarted without persistence, flushed, or its key deleted): this event is not retried; if Redis was emptied, the events waiting in it are lost too',
+        );
+      });
+      if (workerClient !== undefined)
+        watchForEmptyRedis(workerClient, queue.toKey('workforce-webhooks:since'), () =>
+          logger.error(
+            { queue: name },
+            'workforce-webhooks: Redis came back empty (restarted without persistence, or flushed): the events that were waiting or running in it are lost, and their ids are no longer marked done; turn on persistence (appendonly yes)',
+          ),
+        );
     },
     async enqueue(job, failure) {
       if (closed) throw new WebhookError('shutting_down', 'the queue is closed');
