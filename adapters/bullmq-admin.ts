@@ -28,5 +28,18 @@ export function adminCall<T>(
   expired?: (pending: Promise<T>) => void,
 ): Promise<T> {
   if (closed) return Promise.reject(new WebhookError('shutting_down', 'the queue is closed'));
-  return withDeadline(call, ADMIN_TIMEOUT_MS, 'queue_unavailable', expired);
+  return withDeadline(() => call().catch(outOfMemory), ADMIN_TIMEOUT_MS, 'queue_unavailable', expired);
+}
+
+// A Redis at its `maxmemory` under `noeviction` refuses every write with an `OOM` reply until there is room: the
+// queue cannot act on any letter then, so the call is `queue_unavailable` (a bulk replay or discard stops at the
+// first, instead of failing every letter left one by one), with the reason in its message.
+function outOfMemory(error: unknown): never {
+  if (error instanceof Error && error.message.startsWith('OOM '))
+    throw new WebhookError(
+      'queue_unavailable',
+      'Redis is out of memory (maxmemory reached): it refuses writes until there is room',
+      { cause: error },
+    );
+  throw error;
 }

@@ -127,7 +127,12 @@ export async function deadLetters(argv: readonly string[], io: CliIo): Promise<n
     // The queue's own words name the library; the URL is not repeated, since it may hold a password. A refused
     // connection and a Redis silent past the queue's admin deadline (10 s a call) both come as queue_unavailable.
     if ((error as { code?: unknown }).code === 'queue_unavailable')
-      throw new Error('cannot reach Redis at --redis', { cause: error });
+      throw new Error(
+        /out of memory/.test((error as Error).message)
+          ? 'Redis at --redis is out of memory (maxmemory): it refuses writes; free memory or raise maxmemory, then run this again'
+          : 'cannot reach Redis at --redis',
+        { cause: error },
+      );
     // A value the queue refuses (a --cursor no page printed): the query's fields are named like the options.
     if (error instanceof ConfigurationError)
       throw new UsageError(error.message.replace(/^workforce-webhooks: deadLetters (\w+)/, '--$1'), {

@@ -1,5 +1,6 @@
 // The BullMQ queue's admin calls on a Redis that stops answering (SIGSTOP: alive, its connections open, silent):
 // refused with queue_unavailable at their deadline, the wait for a connection included; answered when it is slow.
+import { Redis } from 'ioredis';
 import { describe, it, type TestContext } from 'vitest';
 import { type BulkProgress, HandlerFailure, replayDeadLetters, silentLogger } from 'workforce-webhooks';
 import { createBullmqQueue } from 'workforce-webhooks/bullmq';
@@ -133,5 +134,31 @@ describe.skipIf(!hasRedisServer())('BullMQ admin calls on a silent Redis', { con
     const page = await queue.deadLetters();
     expect(page.items.map((letter) => letter.event.id)).toEqual([eventId]);
     expect(await queue.discard(eventId)).toBe(true);
+  });
+});
+
+describe.skipIf(!hasRedisServer())('BullMQ admin calls on a Redis out of memory', () => {
+  it('refuses a replay with queue_unavailable naming the cause, stops a bulk replay at the first, and replays once there is room', {
+    timeout: 60_000,
+  }, async ({ expect, onTestFinished }) => {
+    const server = await ownRedis(onTestFinished);
+    const { queue, eventId } = await queueWithDeadLetter(server, onTestFinished, 3);
+    const admin = new Redis(server.url);
+    onTestFinished(() => void admin.disconnect());
+    await admin.config('SET', 'maxmemory-policy', 'noeviction');
+    await admin.config('SET', 'maxmemory', '1');
+    await expect(queue.replay(eventId)).rejects.toMatchObject({
+      code: 'queue_unavailable',
+      message: expect.stringContaining('out of memory'),
+    });
+    // Reading still works: the letters are listed, and the bulk replay stops at its first refusal.
+    expect((await queue.deadLetters()).items).toHaveLength(3);
+    const seen: BulkProgress[] = [];
+    await expect(
+      replayDeadLetters(queue, {}, { concurrency: 1, onProgress: (progress) => void seen.push(progress) }),
+    ).rejects.toMatchObject({ code: 'queue_unavailable' });
+    expect(seen.at(-1)).toEqual({ done: 1, succeeded: 0, failed: 1, skipped: 0 });
+    await admin.config('SET', 'maxmemory', '0');
+    expect(await queue.replay(eventId)).toBe(true);
   });
 });

@@ -1,8 +1,15 @@
 // `dead-letters` on a --redis that accepts the connection and never answers (a stopped Redis, a black-holing proxy):
-// the runbook's "exits 1 when ... Redis cannot be reached", in bounded time, not a hung terminal or CI job.
+// the runbook's "exits 1 when ... Redis cannot be reached", in bounded time, not a hung terminal or CI job; and on
+// a Redis out of memory, which answers but refuses writes: said as such, not as unreachable.
 import { once } from 'node:events';
 import { createServer, type Socket } from 'node:net';
+import { Redis } from 'ioredis';
 import { describe, it, type TestContext } from 'vitest';
+import { HandlerFailure, silentLogger } from 'workforce-webhooks';
+import { createBullmqQueue } from 'workforce-webhooks/bullmq';
+import { queuedEvent } from '../contract/queue-suite.js';
+import { uniqueName } from '../setup/redis-helpers.js';
+import { hasRedisServer, startRedisServer } from '../setup/redis-server.js';
 import { startCli } from './cli-process.js';
 
 // Runs `dead-letters`, killing it after `ms`: its exit code (null when it had to be killed) and output.
@@ -48,4 +55,39 @@ describe.concurrent('dead-letters on a --redis that never answers', () => {
       expect(result).toMatchObject({ code: 1, err: expect.stringMatching(/cannot reach Redis/) });
     });
   }
+});
+
+describe.skipIf(!hasRedisServer())('dead-letters on a --redis out of memory', () => {
+  it('replay: exits 1 saying Redis is out of memory, not that it cannot be reached', {
+    timeout: 60_000,
+  }, async ({ expect, onTestFinished }) => {
+    const server = await startRedisServer();
+    onTestFinished(() => server.dispose());
+    const name = uniqueName('oom');
+    const queue = createBullmqQueue({ connection: server.url, name, attempts: 1 });
+    let buried!: () => void;
+    const dead = new Promise<void>((resolve) => {
+      buried = resolve;
+    });
+    queue.start({
+      logger: silentLogger,
+      process: async () => {
+        throw new HandlerFailure([new TypeError('down')], []);
+      },
+      onDeadLetter: async () => buried(),
+    });
+    await queue.enqueue(queuedEvent());
+    await dead;
+    await queue.close({ timeoutMs: 2000 });
+    const admin = new Redis(server.url);
+    onTestFinished(() => void admin.disconnect());
+    await admin.config('SET', 'maxmemory-policy', 'noeviction');
+    await admin.config('SET', 'maxmemory', '1');
+    const result = await runBounded(['replay', '--redis', server.url, '--queue', name, '--yes'], 30_000);
+    expect(result).toMatchObject({
+      code: 1,
+      err: expect.stringMatching(/Redis at --redis is out of memory/),
+    });
+    expect(result.err).not.toMatch(/cannot reach Redis/);
+  });
 });
