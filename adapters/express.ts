@@ -1,6 +1,6 @@
 // Express adapter: the unread stream's raw bytes (or express.raw()'s, if one ran); a parsed body is refused loudly.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createWarnOnce, type Logger } from '../src/logger.js';
+import type { Logger } from '../src/logger.js';
 import type { HandleInput, Receiver } from '../src/receiver.js';
 import { answerNode } from './node-answer.js';
 import { readNodeInput } from './node-io.js';
@@ -30,9 +30,8 @@ export function createExpressMiddleware(
   const handle = (input: HandleInput) => receiver.handle(input);
   const limits = { limit: receiver.maxBodyBytes, timeoutMs: receiver.bodyTimeoutMs };
   const { logger } = receiver;
-  const warnOnce = logger === undefined ? undefined : createWarnOnce(logger);
   // Said once, at the first body express.raw() read: the bytes are right, but the receiver's limits are gone.
-  let rawSaid = warnOnce === undefined;
+  let rawSaid = logger === undefined;
   return (req, res) =>
     new Promise<void>((resolve, reject) => {
       const { body, method, headers } = req;
@@ -40,7 +39,7 @@ export function createExpressMiddleware(
       if (body instanceof Uint8Array) {
         if (!rawSaid) {
           rawSaid = true;
-          warnOnce?.('express_raw', {}, rawInFront(receiver.maxBodyBytes));
+          logger?.warn({ kind: 'express_raw' }, rawInFront(receiver.maxBodyBytes));
         }
         answer({ method, headers, body });
       } else if (body !== undefined && body !== null)

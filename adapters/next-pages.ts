@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { declaredLength, readStreamBody } from '../src/body.js';
 import { createWarnOnce, silentLogger } from '../src/logger.js';
 import type { FetchPlatform, HandleInput, Receiver } from '../src/receiver.js';
-import { answers } from '../src/responses.js';
+import { answers, toWebResponse } from '../src/responses.js';
 import { writeResponse } from './node-answer.js';
 import { bodyProblemOf } from './node-failure.js';
 import { webStreamOf } from './node-web-stream.js';
@@ -45,8 +45,7 @@ export function createNextApiHandler(
       "workforce-webhooks: createNextApiHandler was called with a Request (an API route with runtime: 'edge'?) and has no receiver.fetch to answer it. Pass the receiver itself, or use the App Router's handler: export const POST = createNextRouteHandler(receiver) in app/**/route.ts",
       'error',
     );
-    const { status, headers, body } = answers.internalError;
-    return new Response(body, { status, headers });
+    return toWebResponse(answers.internalError);
   };
   const serveNode = async (req: IncomingMessage & { body?: unknown }, res: ServerResponse): Promise<void> => {
     const response = await receiver.handle(await readPagesInput(req, limit, timeoutMs));
@@ -61,8 +60,13 @@ export function createNextApiHandler(
       : serveNode(req, res as ServerResponse)) as NextApiRoute;
 }
 
-// A Web Request, from this realm or another (a Node request's `headers` is a plain object).
-const isRequest = (value: object): value is Request =>
+/**
+ * Whether a route was handed a Web Request (from this realm or another) rather than Node's request, whose `headers`
+ * is a plain object. Internal.
+ * @example
+ * if (isRequest(req)) return receiver.fetch(req);
+ */
+export const isRequest = (value: object): value is Request =>
   value instanceof Request || typeof (value as { headers?: { get?: unknown } }).headers?.get === 'function';
 
 async function readPagesInput(

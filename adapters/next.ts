@@ -3,7 +3,8 @@ import type { ServerResponse } from 'node:http';
 import * as nextServer from 'next/server.js';
 import { createWarnOnce } from '../src/logger.js';
 import type { Receiver } from '../src/receiver.js';
-import { answers } from '../src/responses.js';
+import { answers, toWebResponse } from '../src/responses.js';
+import { isRequest } from './next-pages.js';
 import { writeResponse } from './node-answer.js';
 
 export { createNextApiHandler, type NextApiRoute } from './next-pages.js';
@@ -46,12 +47,8 @@ export function createNextRouteHandler(
     warnOnce('next_wrong_router', {}, WRONG_ROUTER, 'error');
     if (typeof (res as ServerResponse | undefined)?.writeHead === 'function')
       writeResponse(res as ServerResponse, answers.internalError);
-    const { status, headers, body } = answers.internalError;
-    return Promise.resolve(new Response(body, { status, headers }));
+    return Promise.resolve(toWebResponse(answers.internalError));
   };
   return (request, ...rest: unknown[]) =>
-    request instanceof Request ||
-    typeof (request as { headers?: { get?: unknown } }).headers?.get === 'function'
-      ? receiver.fetch(request, platform)
-      : wrongRouter(rest[0]);
+    isRequest(request) ? receiver.fetch(request, platform) : wrongRouter(rest[0]);
 }

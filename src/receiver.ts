@@ -24,7 +24,7 @@ import type {
 } from './queue.js';
 import { createRefusalReport } from './refusal-report.js';
 import { createRegistry } from './registry.js';
-import { type Answer, answers, type WebhookResponse, withBackground } from './responses.js';
+import { type Answer, answers, toWebResponse, type WebhookResponse, withBackground } from './responses.js';
 import { NOT_CONFIGURED } from './secret-source.js';
 import { checkSignature, type ParsedSignature } from './signature.js';
 import type { ClaimResult } from './store.js';
@@ -416,7 +416,7 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
         const background = response.background;
         if (background !== undefined) keepAlive(platform, background);
       }
-      return new Response(response.body, { status: response.status, headers: response.headers });
+      return toWebResponse(response);
     },
     // One drain for every call: a second close resolves when the first's drain ends, and so does the first.
     close({ timeoutMs = DEFAULT_CLOSE_TIMEOUT_MS } = {}) {

@@ -125,6 +125,15 @@ export function withBackground(
 }
 
 /**
+ * The answer as a Web `Response`, for `receiver.fetch` and the adapters that answer with one.
+ * @example
+ * return toWebResponse(answers.internalError);
+ */
+export function toWebResponse({ status, headers, body }: WebhookResponse): Response {
+  return new Response(body, { status, headers });
+}
+
+/**
  * The queued 202 with its background work made on first read of `background`: the done mark (when the store
  * answers with a promise), then the queue's `settled`. Adapters that never read it (a long-running server)
  * never pay for the promises.
