@@ -2,8 +2,9 @@
 import type { PoolClient, QueryResult } from 'pg';
 import { withDeadline } from '../src/deadline.js';
 import { WebhookError } from '../src/errors.js';
+import type { Logger } from '../src/logger.js';
 import type { EventTransaction } from '../src/transaction.js';
-import type { BoundPool } from './postgres-pool.js';
+import { type BoundPool, explained } from './postgres-pool.js';
 import type { StoreStatements } from './postgres-statements.js';
 
 // SQLSTATE lock_not_available: a wait bounded by lock_timeout ran out.
@@ -15,30 +16,69 @@ const LOCK_NOT_AVAILABLE = '55P03';
 // client back itself, once the attempt commits or rolls back.
 const keptByTheStore = (): void => {};
 
+// What opening the transaction reads: the session's lock_timeout and statement_timeout, and the backend's pid.
+interface Opened {
+  readonly prior: string;
+  readonly priorStatement: string;
+  readonly pid: number;
+}
+
+// The protocol's transaction status after the client's last statement ('I': no transaction open); an older pg
+// without the getter answers undefined, and then nothing is said.
+const status = (client: PoolClient): string | null | undefined =>
+  (client as Partial<Pick<PoolClient, 'getTransactionStatus'>>).getTransactionStatus?.();
+
 /**
  * The store's `begin`: opens an attempt's transaction once the attempt has the event's turn, or answers
  * `'committed'` when an earlier attempt's transaction committed the event.
  * @example
- * const begin = createPostgresBegin({ pool: createBoundPool({ pool, timeoutMs }), sql, timeoutMs, doneTtlMs });
+ * const begin = createPostgresBegin({ pool: createBoundPool({ pool, timeoutMs }), sql, timeoutMs, doneTtlMs, logger });
  * const tx = await begin(event.id, attempt.signal);
  */
 export function createPostgresBegin({
-  pool: { inTime, checkout },
+  pool: { inTime, checkout, run },
   sql,
   timeoutMs,
   doneTtlMs,
+  logger,
 }: {
   readonly pool: BoundPool;
   readonly sql: StoreStatements;
   readonly timeoutMs: number;
   readonly doneTtlMs: number;
+  readonly logger: Logger;
 }): (eventId: string, signal?: AbortSignal) => Promise<EventTransaction | 'committed'> {
+  // A server running a statement does not look at its client's socket: a statement still running when its attempt
+  // drops the connection (a handler's slow query or wait for an app's lock, one a failed handler left in flight ahead
+  // of the ROLLBACK) would run on, holding the event's turn (every retry waiting on it) and the handler's rows.
+  // Cancelled (the pool's role may cancel its own sessions), it fails, and the server, finding the connection gone,
+  // rolls the transaction back. Sent before the drop, while the session is surely still the attempt's; a full pool
+  // gets room for it from the drop. With no pid (the transaction never opened), the only wait is bounded there; an
+  // error the server answered with (a DatabaseError, with its severity) left nothing running.
+  const drop = (finish: (error: Error) => void, pid: number | undefined, error: Error): void => {
+    if (pid !== undefined && (error as { severity?: unknown }).severity === undefined)
+      void run('SELECT pg_cancel_backend($1)', [pid]).catch(() => {});
+    finish(error);
+  };
+  // A handler that ran COMMIT or ROLLBACK itself (pg code ported as it was) ended the transaction: its writes were
+  // committed (or undone) apart from the done mark, which a crash in between turns into a second run of them. The
+  // mark still lands (the handlers succeeded); the mistake is a first-hour one, said once with its fix.
+  let warned = false;
+  const endedByHandler = (id: string): void => {
+    if (warned) return;
+    warned = true;
+    logger.warn(
+      { eventId: id },
+      'workforce-webhooks: a handler ended the event transaction itself (COMMIT or ROLLBACK through ctx.transaction()), so its writes did not commit with the done mark and are not exactly once; run neither: the receiver commits once every handler succeeded, and rolls back when one throws',
+    );
+  };
+
   // One wait for the event's turn, at most timeoutMs on the server (the client's own deadline, twice that, is for a
-  // server that stopped answering): the session's lock_timeout once the turn is held, or undefined when it did not
-  // come in time (the transaction is then rolled back).
-  const turn = async (client: PoolClient, id: string): Promise<string | undefined> => {
+  // server that stopped answering): the session's lock_timeout and backend pid once the turn is held, or undefined
+  // when it did not come in time (the transaction is then rolled back).
+  const turn = async (client: PoolClient, id: string): Promise<Opened | undefined> => {
     // A multi-statement query answers with one result per statement.
-    const [, opened] = (await inTime(client.query(sql.open))) as unknown as QueryResult<{ prior: string }>[];
+    const [, opened] = (await inTime(client.query(sql.open))) as unknown as QueryResult<Opened>[];
     try {
       await withDeadline(() => client.query(sql.lock, [id]), 2 * timeoutMs, 'store_unavailable');
     } catch (error) {
@@ -46,7 +86,7 @@ export function createPostgresBegin({
       await inTime(client.query('ROLLBACK'));
       return undefined;
     }
-    return opened!.rows[0]!.prior;
+    return opened!.rows[0]!;
   };
 
   return async (id, signal) => {
@@ -62,14 +102,21 @@ export function createPostgresBegin({
         `another attempt at this event held it for over ${timeoutMs} ms`,
       );
     };
+    let session: Opened | undefined;
     try {
-      let prior = await turn(client, id);
+      session = await turn(client, id);
       // Waits again while the attempt runs; stops once it ended, or at once when there is no attempt to wait for.
-      while (prior === undefined) {
+      while (session === undefined) {
         if (signal === undefined || signal.aborted) giveUp();
-        prior = await turn(client, id);
+        session = await turn(client, id);
       }
-      const { rows } = await inTime(client.query<{ committed: boolean | null }>(sql.committed, [id, prior]));
+      const { rows } = await inTime(
+        client.query<{ committed: boolean | null }>(sql.committed, [
+          id,
+          session.prior,
+          session.priorStatement,
+        ]),
+      );
       // An attempt that ended while its turn came leaves the event to the next.
       if (rows[0]?.committed === true || signal?.aborted) {
         await inTime(client.query('ROLLBACK'));
@@ -79,13 +126,15 @@ export function createPostgresBegin({
       }
     } catch (error) {
       // Unknown state (a deadline passed, the connection broke): the client is dropped. No-op after giveUp.
-      finish(error as Error);
-      throw error;
+      if (ours()) drop(finish, session?.pid, error as Error);
+      throw explained(error);
     }
+    const { pid } = session;
     return {
       client,
       async commit() {
         if (!ours()) throw new WebhookError('store_unavailable', 'the transaction was already ended');
+        if (status(client) === 'I') endedByHandler(id);
         try {
           const { rowCount } = await inTime(client.query(sql.commit, [id, doneTtlMs]));
           await inTime(client.query(rowCount === 1 ? 'COMMIT' : 'ROLLBACK'));
@@ -93,7 +142,7 @@ export function createPostgresBegin({
           return rowCount === 1;
         } catch (error) {
           // Unknown outcome: the connection is dropped; a later attempt finds the mark if the commit made it.
-          finish(error as Error);
+          drop(finish, pid, error as Error);
           throw error;
         }
       },
@@ -101,12 +150,12 @@ export function createPostgresBegin({
         if (!ours()) return;
         // Dropping the connection rolls the transaction back on the server, and stray writes of a handler that
         // outlived its attempt fail instead of running outside it.
-        if (abandon) return finish(new Error('workforce-webhooks: attempt abandoned'));
+        if (abandon) return drop(finish, pid, new Error('workforce-webhooks: attempt abandoned'));
         try {
           await inTime(client.query('ROLLBACK'));
           finish();
         } catch (error) {
-          finish(error as Error);
+          drop(finish, pid, error as Error);
         }
       },
     };

@@ -1,6 +1,6 @@
 // The Postgres store's cleanup: past done ids, long-lapsed claims and ordering rows deleted in batches, now and on a timer.
 import type { Logger } from '../src/logger.js';
-import type { BoundPool } from './postgres-pool.js';
+import { type BoundPool, explained } from './postgres-pool.js';
 import { CLEANUP_BATCH } from './postgres-statements.js';
 
 /** `cleanup` and the `close` that stops its timer, from `createPostgresCleanup`. */
@@ -37,14 +37,19 @@ export function createPostgresCleanup({
   const cleanup = (): Promise<number> => {
     cleaning ??= (async () => {
       let deleted = 0;
-      for (;;) {
-        const { rowCount } = await run(statement);
-        deleted += rowCount ?? 0;
-        if ((rowCount ?? 0) < CLEANUP_BATCH) break;
-      }
-      for (;;) {
-        const { rowCount } = await run(ordering);
-        if ((rowCount ?? 0) < CLEANUP_BATCH) return deleted;
+      try {
+        for (;;) {
+          const { rowCount } = await run(statement);
+          deleted += rowCount ?? 0;
+          if ((rowCount ?? 0) < CLEANUP_BATCH) break;
+        }
+        for (;;) {
+          const { rowCount } = await run(ordering);
+          if ((rowCount ?? 0) < CLEANUP_BATCH) return deleted;
+        }
+      } catch (error) {
+        // A table migrate() never made is said with the fix.
+        throw explained(error);
       }
     })().finally(() => {
       cleaning = undefined;

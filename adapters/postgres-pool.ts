@@ -1,6 +1,31 @@
 // The user's pg pool behind the caller's deadline: queries and checked-out clients that fail in time, never hang.
 import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg';
 import { withDeadline } from '../src/deadline.js';
+import { ConfigurationError } from '../src/errors.js';
+
+// SQLSTATE undefined_table: a statement of the store named a table that is not there.
+const UNDEFINED_TABLE = '42P01';
+
+/**
+ * The error a store statement failed with, or, when the store's table is missing (`migrate()` never ran on this
+ * database or schema), a `ConfigurationError` that says so with the fix, the server's error as its `cause`.
+ * @example
+ * const rows = await pool.query(text, values).then((result) => result.rows, (error) => { throw explained(error); });
+ */
+export function explained(error: unknown): unknown {
+  if ((error as { code?: unknown })?.code !== UNDEFINED_TABLE) return error;
+  return Object.assign(
+    new ConfigurationError(
+      `the Postgres store's table is missing (${(error as Error).message}): run \`await store.migrate()\` on start, or \`npx workforce-webhooks migrate --postgres $DATABASE_URL\` once`,
+    ),
+    { cause: error },
+  );
+}
+
+const rowsOf = <R extends QueryResultRow>(result: QueryResult<R>): R[] => result.rows;
+const rethrowExplained = (error: unknown): never => {
+  throw explained(error);
+};
 
 /** A client of the pool, and `finish` to give it back once (whatever became of `client.release`); `ours` till then. */
 export interface CheckedOut {
@@ -38,7 +63,7 @@ export function createBoundPool({
   const run = <R extends QueryResultRow>(text: string, values: unknown[] = []): Promise<QueryResult<R>> =>
     inTime(pool.query<R>({ text, values, query_timeout: timeoutMs } as never));
   const query = <R extends QueryResultRow>(text: string, values: unknown[]): Promise<R[]> =>
-    run<R>(text, values).then((result) => result.rows);
+    run<R>(text, values).then(rowsOf, rethrowExplained);
 
   const checkout = async (): Promise<CheckedOut> => {
     // A connection that comes after the deadline goes back to the pool.

@@ -39,6 +39,14 @@ export function storeStatements(
   const bound = boundLockWait(lockTimeoutMs);
   return {
     migrate: [
+      // A read-only server (a replica, a primary during failover) is said at start: the tables may all be there, so no
+      // DDL would fail, yet every claim will.
+      `DO $$ BEGIN
+        IF current_setting('transaction_read_only') = 'on' THEN
+          RAISE EXCEPTION 'the server is read-only (transaction_read_only = on): the Postgres store writes every claim; point the pool at the primary'
+            USING ERRCODE = 'read_only_sql_transaction';
+        END IF;
+      END $$`,
       // A claim holds its owner's token until done (token NULL). `committed`: a handler transaction carried the done mark.
       `CREATE TABLE IF NOT EXISTS ${t} (
         id text PRIMARY KEY,
@@ -90,22 +98,30 @@ export function storeStatements(
     // the subquery runs before the row is locked (a volatile output keeps the planner from inlining it away).
     release: `DELETE FROM ${t} USING (SELECT ${bound}) AS bound
       WHERE id = $1 AND token = $2 AND expires_at >= now() AND NOT committed RETURNING 1`,
-    // One round trip: the transaction, and a bound on the server for the wait for the event's lock. The session's
-    // lock_timeout is read first (a function in FROM runs before the target list), for `committed` to put back.
+    // One round trip: the transaction, and a bound on the server for the wait for the event's lock, which the
+    // session's statement_timeout does not cut short (a shorter one would fail the wait instead of letting the
+    // attempt wait again). The session's two settings are read first (a function in FROM runs before the target
+    // list), for `committed` to put back; the backend's pid, for a statement to be cancelled there once the client
+    // gave it up (behind a pooler too, which gives the client a pid of its own).
     // READ COMMITTED whatever the database's default: each statement sees what committed before it, so the attempt
     // that waited for its turn sees an earlier attempt's commit, and the done mark lands on a row that renewals
     // updated meanwhile (under REPEATABLE READ or SERIALIZABLE both would fail to serialize, on every retry).
-    open: `BEGIN ISOLATION LEVEL READ COMMITTED; SELECT prior, ${bound}
-      FROM current_setting('lock_timeout') AS prior`,
+    open: `BEGIN ISOLATION LEVEL READ COMMITTED; SELECT prior, "priorStatement", pg_backend_pid() AS pid, ${bound},
+        set_config('statement_timeout', '0', true)
+      FROM current_setting('lock_timeout') AS prior, current_setting('statement_timeout') AS "priorStatement"`,
     // Attempts at one event take their turns, and one that comes after a commit sees it. The key holds the table's
     // oid, as this session resolves the name: stores on two tables never wait on each other for the same event id,
     // and two spellings of one table (`events`, `public.events`) still take turns.
     lock: `SELECT pg_advisory_xact_lock(
       hashtextextended('workforce-webhooks:' || '${t}'::regclass::oid || ':' || $1, 0))`,
-    // Once the lock is held, the handlers' statements get the session's lock_timeout back.
-    committed: `SELECT (SELECT committed FROM ${t} WHERE id = $1) AS committed, set_config('lock_timeout', $2, true)`,
-    // The done mark, written in the handlers' transaction: the row is done whatever becomes of its claim.
-    commit: `INSERT INTO ${t} AS e (id, token, expires_at, committed) VALUES ($1, NULL, ${ms('$2')}, true)
+    // Once the lock is held, the handlers' statements get the session's lock_timeout and statement_timeout back.
+    committed: `SELECT (SELECT committed FROM ${t} WHERE id = $1) AS committed, set_config('lock_timeout', $2, true),
+      set_config('statement_timeout', $3, true)`,
+    // The done mark, written in the handlers' transaction: the row is done whatever becomes of its claim. Its wait
+    // for the row (another transaction holding it) is bounded on the server as every store call's is, and so is the
+    // COMMIT's after it (lock_timeout stays set till the transaction ends): a commit the client gave up on and dropped
+    // would otherwise wait there on, holding the event's turn and the handlers' rows, as long as the holder lives.
+    commit: `INSERT INTO ${t} AS e (id, token, expires_at, committed) SELECT $1, NULL, ${ms('$2')}, true FROM ${bound}
       ON CONFLICT (id) DO UPDATE SET committed = true, expires_at = GREATEST(e.expires_at, excluded.expires_at)
       WHERE NOT e.committed
       RETURNING 1`,

@@ -24,7 +24,8 @@ declare module '../src/transaction.js' {
 export interface PostgresStoreOptions {
   /**
    * Your `pg` pool; the store never ends it. Give it an `error` listener (`pool.on('error', ...)`): an idle
-   * connection that Postgres drops (a restart) is reported there, and an unheard `error` ends the process.
+   * connection that Postgres drops (a restart) is reported there. The store listens too (till `close()`), so an
+   * `error` no listener of yours hears never ends the process; it warns of the first, with this fix.
    */
   readonly pool: Pool;
   /** The table, optionally with its schema (`app.webhook_events`). Default `workforce_webhook_events`. */
@@ -42,7 +43,9 @@ export interface PostgresStoreOptions {
   readonly cleanupIntervalMs?: number;
   /**
    * Where the background cleanup's failures go (a warning, once per run of them: a table `migrate()` never made,
-   * a lost connection). Default: the console, as the receiver's default logger; `silentLogger` drops them.
+   * a lost connection), and the warnings, once each, about a handler that ran COMMIT or ROLLBACK on
+   * `ctx.transaction()` itself and about an idle connection dropped from a pool with no `error` listener of yours.
+   * Default: the console, as the receiver's default logger; `silentLogger` drops them.
    */
   readonly logger?: Logger;
 }
@@ -65,12 +68,17 @@ export interface PostgresStore extends DedupeStore {
    * renew or complete them), a batch at a time, never waiting on a row a delivery holds; resolves with the count.
    */
   cleanup(): Promise<number>;
-  /** Stops the periodic cleanup (the pool stays yours). */
+  /** Stops the periodic cleanup, and stops listening to the pool's `error` (the pool stays yours). */
   close(): void;
 }
 
 // lock_timeout is an int of milliseconds on the server.
 const LOCK_TIMEOUT_MAX = 2 ** 31 - 1;
+// SQLSTATE serialization_failure, and how many times a claim that met it is run in all.
+const SERIALIZATION_FAILURE = '40001';
+const CLAIM_TRIES = 3;
+// The stores' own `error` listeners: a pool that two stores share has no listener of the app's for all that.
+const storeListeners = new WeakSet<object>();
 
 /**
  * The dedupe store for several receiver instances on the Postgres you already run: one table (`migrate()`), one
@@ -115,6 +123,29 @@ export function createPostgresStore({
     intervalMs: cleanupIntervalMs,
     logger,
   });
+  // An idle connection Postgres dropped (a restart, a failover, an admin's pg_terminate_backend) is emitted as
+  // `error` on the pool, and an `error` nobody hears ends the process: the store hears it, and while the pool has no
+  // listener of its own says so, once with the fix (later ones at debug), instead of the restart taking the app down.
+  let told = false;
+  const dropped = (error: Error): void => {
+    if (pool.listeners('error').some((listener) => !storeListeners.has(listener))) return;
+    const fields = { err: { message: error.message } };
+    if (told) {
+      logger.debug(fields, 'workforce-webhooks: Postgres dropped an idle connection of the pool');
+      return;
+    }
+    told = true;
+    logger.warn(
+      fields,
+      "workforce-webhooks: Postgres dropped an idle connection of the pool, which has no 'error' listener of its own: the store kept it from ending the process; give the pool one (pool.on('error', ...)) to hear of it yourself",
+    );
+  };
+  // A pool-like object that is no EventEmitter has no `error` to hear.
+  const listens = typeof pool.on === 'function' && typeof pool.off === 'function';
+  if (listens) {
+    storeListeners.add(dropped);
+    pool.on('error', dropped);
+  }
 
   return {
     migrate: createPostgresMigrate({
@@ -123,25 +154,37 @@ export function createPostgresStore({
       statements: [...sql.migrate, ...orderingSql.migrate],
     }),
     cleanup,
-    begin: createPostgresBegin({ pool: bound, sql, timeoutMs, doneTtlMs }),
-    close,
+    begin: createPostgresBegin({ pool: bound, sql, timeoutMs, doneTtlMs, logger }),
+    close() {
+      close();
+      if (listens) pool.off('error', dropped);
+    },
     async claim(id, lease, orderingKey) {
       const token = crypto.randomUUID();
-      const values = [id, token, ms(lease, leaseMs)];
+      const lasting = ms(lease, leaseMs);
       // Ordering on: the same statement reads the key's watermark.
-      const [row] =
-        orderingKey === undefined
-          ? await query<{ claimed: boolean; done: boolean | null }>(sql.claim, values)
-          : await query<{ claimed: boolean; done: boolean | null; watermark: string | null }>(claimOrdered, [
-              ...values,
-              recordKey(orderingKey),
-            ]);
+      const text = orderingKey === undefined ? sql.claim : claimOrdered;
+      const values =
+        orderingKey === undefined ? [id, token, lasting] : [id, token, lasting, recordKey(orderingKey)];
+      let row: { claimed: boolean; done: boolean | null; watermark?: string | null } | undefined;
+      // On a database whose default isolation is REPEATABLE READ or SERIALIZABLE, a claim racing another claim of
+      // the id (copies of the event delivered at once) fails to serialize: run again, on a snapshot that sees the
+      // other's row, it answers in_progress, as under READ COMMITTED, instead of failing the delivery with a 503.
+      for (let tries = 1; ; tries++) {
+        try {
+          [row] = await query<NonNullable<typeof row>>(text, values);
+          break;
+        } catch (error) {
+          if (tries === CLAIM_TRIES || (error as { code?: unknown })?.code !== SERIALIZATION_FAILURE)
+            throw error;
+        }
+      }
       if (row?.claimed) {
         if (orderingKey === undefined) return { status: 'claimed', token };
         return {
           status: 'claimed',
           token,
-          watermark: (row as unknown as { watermark: string | null }).watermark ?? undefined,
+          watermark: row.watermark ?? undefined,
         };
       }
       return row?.done === true ? { status: 'done' } : { status: 'in_progress' };

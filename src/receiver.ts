@@ -9,7 +9,7 @@ import {
 } from './dead-letter-bulk.js';
 import { createEnqueue } from './enqueue.js';
 import { CURRENT_API_VERSION, eventLogFields, loggableApiVersion, parseEvent } from './envelope.js';
-import { WebhookError, WebhookVerificationError } from './errors.js';
+import { ConfigurationError, WebhookError, WebhookVerificationError } from './errors.js';
 import { type HeadersInput, headerValue } from './headers.js';
 import { createInlineRunner } from './inline.js';
 import { createWarnOnce, type Logger } from './logger.js';
@@ -292,7 +292,13 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
   };
 
   const storeDown = (event: WorkforceEvent, error: unknown): WebhookResponse => {
-    logger.error({ eventId: event.id, err: error }, 'workforce-webhooks: the dedupe store is unreachable');
+    // A store that says how it is set up wrong (a table never made) is not an outage: its error carries the fix.
+    logger.error(
+      { eventId: event.id, err: error },
+      error instanceof ConfigurationError
+        ? `workforce-webhooks: the dedupe store is not set up: ${error.message}`
+        : 'workforce-webhooks: the dedupe store is unreachable',
+    );
     return answers.unavailable.store_unavailable;
   };
 
