@@ -23,7 +23,8 @@ ${LUA_BELOW}`;
 // owner waits while the lease's run is live (its handlers still run), and takes a hold (no run) or a lapsed lease.
 // Without a run, the owner's call renews whatever run has it. A hash without `until` (written by an earlier
 // version, during a rolling deploy) ends with its key; one without `run`, or whose run is another owner's, is a hold
-// (or was entered without one).
+// (or was entered without one). The owner's own hash is first given its TTL, a write Redis out of memory allows
+// (see HOLD): a failing event's retry takes its hold back as another event takes a lapsed key.
 const ENTER = `${PRELUDE}local held = redis.call('HMGET', KEYS[1], 'owner', 'until', 'run')
 if held[1] then
   local ends = held[2] and tonumber(held[2]) or now + redis.call('PTTL', KEYS[1])
@@ -31,6 +32,7 @@ if held[1] then
     or (ARGV[3] ~= '' and ownersRun(held[1], held[3]) and held[3] ~= runOf(ARGV[1], ARGV[3]))
   if other and ends >= now then return {0, ends - now + 1} end
 end
+if held[1] == ARGV[1] then redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) + ${LAPSED_KEPT_MS}) end
 if held[1] ~= ARGV[1] then
   redis.call('DEL', KEYS[1])
   redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'since', now)
@@ -44,14 +46,20 @@ return {1, redis.call('GET', KEYS[2])}`;
 const MINE = (run: number): string =>
   `held[1] == ARGV[1] and (ARGV[${run}] == '' or held[2] == runOf(ARGV[1], ARGV[${run}]))`;
 
+// Redis out of memory refuses a script whose first write is one that may grow memory (HSET, SET), but not one that
+// began with a write that cannot (DEL, PEXPIRE): taking a free or lapsed key begins with DEL, so it is never refused.
+// The steps that keep a key its owner already has (renew, hold, a retry taking its hold back) rewrite the owner's
+// hash in place, and begin with PEXPIRE, so that they are not refused either: else the key's lease would lapse to
+// another event while its run still has it (its handlers, or its watermark write tried again).
+
 // ARGV: owner, max wait ms, run ('' for any): the lease now ends `max wait` after the owner first entered (maybe
-// already), idle (its run cleared), and the hash is kept LAPSED_KEPT_MS past that.
+// already), idle (its run cleared), and the hash is kept LAPSED_KEPT_MS past that. PEXPIRE first (see above).
 const HOLD = `${PRELUDE}local held = redis.call('HMGET', KEYS[1], 'owner', 'run', 'since')
 if not (${MINE(3)}) then return 0 end
 local ends = tonumber(held[3]) + tonumber(ARGV[2])
+redis.call('PEXPIRE', KEYS[1], math.max(1, ends - now + ${LAPSED_KEPT_MS}))
 redis.call('HSET', KEYS[1], 'until', ends)
 redis.call('HDEL', KEYS[1], 'run')
-redis.call('PEXPIRE', KEYS[1], math.max(1, ends - now + ${LAPSED_KEPT_MS}))
 return 1`;
 
 // ARGV: owner, mark ('' for none), watermark TTL ms, run ('' for any): compare-and-set of the watermark, then the
@@ -65,11 +73,11 @@ if ${MINE(4)} then redis.call('DEL', KEYS[1]) return 1 end
 return 0`;
 
 // ARGV: owner, lease ms, run: the lease extended only while it is that run's (live, or lapsed and not taken: the
-// hash is kept past `until`); never a hold, a free key or another run's lease.
+// hash is kept past `until`); never a hold, a free key or another run's lease. PEXPIRE first (see HOLD).
 const RENEW = `${PRELUDE}local held = redis.call('HMGET', KEYS[1], 'owner', 'run')
 if ARGV[3] == '' or not (${MINE(3)}) then return 0 end
-redis.call('HSET', KEYS[1], 'until', now + tonumber(ARGV[2]))
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) + ${LAPSED_KEPT_MS})
+redis.call('HSET', KEYS[1], 'until', now + tonumber(ARGV[2]))
 return 1`;
 
 const scripts = { enter: script(ENTER), hold: script(HOLD), leave: script(LEAVE), renew: script(RENEW) };

@@ -4,13 +4,14 @@ import type { AttemptContext, AttemptWatcher } from './queue.js';
 
 /**
  * The attempt as handlers see it: its number and signal, with the key and whether the event is stale. It is also
- * the run's entry in the renewals: its run (the lease's identity in the store), how many renewals it had, and its
- * handlers' promise once they have one.
+ * the run's entry among the keys held in this process: its event, its run (the lease's identity in the store), how
+ * many renewals it had, its handlers' promise once they have one, and whether it is leaving the key.
  * @example
- * const ordered = new OrderedAttempt(attempt, orderingKey, isStale, run);
+ * const ordered = new OrderedAttempt(attempt, event.id, orderingKey, isStale, run);
  */
 export class OrderedAttempt implements AttemptContext {
   readonly #attempt: AttemptContext;
+  readonly eventId: string;
   readonly orderingKey: string;
   readonly stale: boolean;
   readonly run: string;
@@ -18,12 +19,15 @@ export class OrderedAttempt implements AttemptContext {
   ran: Promise<void> | undefined;
   /** The event became a dead letter while these handlers still ran: when they settle, the key is given up. */
   deadLettered = false;
+  /** The handlers succeeded and the watermark is being written (tried again while the store refuses it). */
+  leaving = false;
   // Made only when the handlers read `signal` or the key's lease is lost: most attempts never need either.
   #lost: AbortController | undefined;
   #signal: AbortSignal | undefined;
 
-  constructor(attempt: AttemptContext, orderingKey: string, stale: boolean, run: string) {
+  constructor(attempt: AttemptContext, eventId: string, orderingKey: string, stale: boolean, run: string) {
     this.#attempt = attempt;
+    this.eventId = eventId;
     this.orderingKey = orderingKey;
     this.stale = stale;
     this.run = run;

@@ -41,6 +41,8 @@ export interface Ordering {
   readonly waitedKeys: number;
   /** Gives a dead-lettered event's key up, so newer events go ahead. */
   deadLettered(letter: DeadLetter): Promise<void>;
+  /** Resolves once no refused watermark write is tried again, or after `timeoutMs` (logged: on close). */
+  settled(timeoutMs: number): Promise<void>;
 }
 
 /** What `createOrdering` needs beside the user's options. */
@@ -121,35 +123,52 @@ export function createOrdering({
   };
 
   // A watermark the store refused is written again, the key kept meanwhile (made once; its timers only on a failure).
-  const retryLeave = leaveRetries({ store, leaseMs, maxWaitMs, ttlMs: doneTtlMs, logger, left: wake });
+  const retryLeave = leaveRetries({ store, leaseMs, maxWaitMs, ttlMs: doneTtlMs, logger });
+
+  // The events whose keys are held in this process, by key: their leases renewed, a retry of one of them waits until
+  // its handlers settle, and no other event of the key starts here meanwhile.
+  const held = keyLeases({ store, leaseMs, maxWaitMs, logger });
+
+  // What `enter` would say of a key a run of this process holds, whatever its lease in the store: a store that
+  // refuses renewals (out of memory, away) lets the lease lapse while the run's handlers or its watermark write go
+  // on. The wait ends with the run's wake-up, or looks again after a lease.
+  const heldHere: KeyEntry = { status: 'busy', retryInMs: leaseMs };
+  // The key given up here: by `leaving`, the run that wrote its mark, if any; waiters of this process look again.
+  const release = (orderingKey: string, leaving: OrderedAttempt | undefined): void => {
+    if (leaving !== undefined) held.done(leaving);
+    wake(orderingKey);
+  };
 
   // Moves the key's watermark and gives the key up (the run's; any run of the event when none is named: a dead
-  // letter); never rejects. No promise when the store answers at once.
+  // letter); never rejects. `leaving`, the run that wrote the mark, holds the key here until the mark lands (tried
+  // again while the store refuses it) or is given up. No promise when the store answers at once.
   const leave = (
     orderingKey: string,
     eventId: string,
     mark: string | undefined,
     runId?: string,
+    leaving?: OrderedAttempt,
   ): Promise<void> | undefined => {
     const failed = (error: unknown): void => {
       logger.error({ eventId, err: error }, 'workforce-webhooks: could not give up an ordering key');
       // Spec rule 4: a watermark not moved lets an older event of the record run over this one, so it is written
       // again, the key kept until then. Without a mark the key's lease just lapses by itself.
-      if (mark !== undefined) retryLeave(orderingKey, eventId, mark, runId);
-      else wake(orderingKey);
+      if (mark !== undefined)
+        retryLeave(orderingKey, eventId, mark, runId, () => release(orderingKey, leaving));
+      else release(orderingKey, leaving);
     };
-    let left: boolean | Promise<boolean>;
+    let landed: boolean | Promise<boolean>;
     try {
-      left = store.leave(orderingKey, eventId, mark, doneTtlMs, runId);
+      landed = store.leave(orderingKey, eventId, mark, doneTtlMs, runId);
     } catch (error) {
       failed(error);
       return undefined;
     }
-    if (!isPromise(left)) {
-      wake(orderingKey);
+    if (!isPromise(landed)) {
+      release(orderingKey, leaving);
       return undefined;
     }
-    return left.then(() => wake(orderingKey), failed);
+    return landed.then(() => release(orderingKey, leaving), failed);
   };
 
   const hold = async (orderingKey: string, eventId: string, runId: string): Promise<void> => {
@@ -172,10 +191,6 @@ export function createOrdering({
     await leave(orderingKey, event.id, undefined, runId);
     reportStale(event, watermark);
   };
-
-  // The events whose handlers run in this process, by id: their leases renewed, and a retry of one of them waits
-  // until its handlers settle.
-  const held = keyLeases({ store, leaseMs, maxWaitMs, logger });
 
   // Once per event type (in the spec's shape, else one kind): every delivery of the type would say the same.
   const warnOnce = createWarnOnce(logger);
@@ -201,10 +216,13 @@ export function createOrdering({
     staleOnArrival(event, watermark) {
       if (stale !== 'skip' || watermark === undefined) return false;
       const mark = markOf(event);
-      if (mark === undefined || mark > watermark) return false;
+      // Its own mark (the record's newest handled event, delivered again once its done id was forgotten) is no older
+      // than itself: it goes on, and its run finds it done without running it.
+      if (mark === undefined || mark >= watermark) return false;
       reportStale(event, watermark);
       return true;
     },
+    settled: retryLeave.settled,
     get waitedKeys() {
       return gates.size;
     },
@@ -227,8 +245,8 @@ export function createOrdering({
         const isStale = watermark !== undefined && mark < watermark;
         // Not run, not retried, not dead-lettered: the newer event's handlers already brought the record on.
         if (isStale && stale === 'skip') return skip(orderingKey, event, watermark, runId);
-        const ordered = new OrderedAttempt(attempt, orderingKey, isStale, runId);
-        held.keep(event.id, ordered);
+        const ordered = new OrderedAttempt(attempt, event.id, orderingKey, isStale, runId);
+        held.keep(ordered);
         let ran: Promise<void>;
         try {
           ran = process(job, ordered);
@@ -236,14 +254,14 @@ export function createOrdering({
           ran = Promise.reject(error);
         }
         ordered.ran = ran;
-        const done = (): void => held.done(event.id, ordered);
         return ran.then(
           () => {
-            done();
-            return leave(orderingKey, event.id, mark, runId);
+            // The key stays this run's here until its watermark is written, then goes to the next event.
+            ordered.leaving = true;
+            return leave(orderingKey, event.id, mark, runId, ordered);
           },
           async (error: unknown) => {
-            done();
+            held.done(ordered);
             // Dead-lettered while these handlers ran on: no attempt follows, so the key goes now.
             if (ordered.deadLettered) await leave(orderingKey, event.id, undefined, runId);
             else await hold(orderingKey, event.id, runId);
@@ -292,6 +310,7 @@ export function createOrdering({
         await wait;
         const { signal } = attempt;
         if (signal.aborted) throw signal.reason;
+        if (held.get(orderingKey) !== undefined) return heldHere;
         const entry = await store.enter(orderingKey, eventId, leaseMs, runId);
         if (!signal.aborted) return entry;
         if (entry.status === 'entered') await leave(orderingKey, eventId, undefined, runId);
@@ -326,10 +345,14 @@ export function createOrdering({
         const mark = orderingKey === undefined ? undefined : markOf(event);
         // An event whose occurredAt is not a date (the envelope check lets few through) is not ordered.
         if (orderingKey === undefined || mark === undefined) return process(job, attempt);
-        const earlier = held.get(event.id);
-        if (earlier !== undefined) return afterEarlier(job, attempt, earlier);
         runs += 1;
         const runId = instance + runs;
+        const earlier = held.get(orderingKey);
+        // Another event's run holds the key here, or this event's own run writes its watermark: wait for its wake-up.
+        if (earlier !== undefined)
+          return earlier.eventId === event.id && !earlier.leaving
+            ? afterEarlier(job, attempt, earlier)
+            : waitForKey(job, attempt, orderingKey, mark, heldHere, runId);
         let entry: KeyEntry | Promise<KeyEntry>;
         try {
           entry = store.enter(orderingKey, event.id, leaseMs, runId);
@@ -347,8 +370,8 @@ export function createOrdering({
       if (orderingKey === undefined || markOf(letter.event) === undefined) return;
       // Its last attempt ended on its time limit while its handlers run on here (they ignore their signal): the
       // key stays theirs, and goes when they settle, so no newer event of the record runs beside them.
-      const late = held.get(letter.event.id);
-      if (late !== undefined && late.orderingKey === orderingKey) {
+      const late = held.get(orderingKey);
+      if (late !== undefined && late.eventId === letter.event.id) {
         late.deadLettered = true;
         return;
       }

@@ -434,6 +434,8 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
         const end = Date.now() + timeoutMs;
         await inline.close(timeoutMs, new WebhookError('shutting_down', 'the receiver is closing'));
         await queue.close({ timeoutMs: Math.max(1, end - Date.now()) });
+        // A watermark write the store still refuses: the process may exit after this, and the key's lease lapse.
+        await ordering?.settled(Math.max(1, end - Date.now()));
       })();
       return drained;
     },
