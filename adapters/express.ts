@@ -1,5 +1,6 @@
 // Express adapter: the unread stream's raw bytes (or express.raw()'s, if one ran); a parsed body is refused loudly.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ConfigurationError } from '../src/errors.js';
 import type { Logger } from '../src/logger.js';
 import type { HandleInput, Receiver } from '../src/receiver.js';
 import { answerNode } from './node-answer.js';
@@ -14,6 +15,15 @@ const EXPRESS_FIX =
 const STREAM_FIX =
   "Mount the webhook route before any middleware that reads the request: app.all('/webhooks/workforce', createExpressMiddleware(receiver)), then the rest";
 
+// Express 4's parsers (body-parser 1) set `req.body = {}` on every request, the ones they skip (another Content-Type)
+// included, and leave the stream unread; a parser that did read the body marks the request `_body`.
+const isPlaceholder = (req: IncomingMessage, body: unknown): boolean => {
+  if ((req as { _body?: unknown })._body === true || Object.getPrototypeOf(body) !== Object.prototype)
+    return false;
+  for (const _ in body as object) return false;
+  return true;
+};
+
 const rawInFront = (maxBodyBytes: number): string =>
   `workforce-webhooks: express.raw() read the body before the webhook route, so Express, not the receiver, answers a body over express.raw's limit (its HTML 413 page; 100 kB by default) and a slow one (no 408 at bodyTimeoutMs). Fix: mount the webhook route before express.raw(): app.all('/webhooks/workforce', createExpressMiddleware(receiver)), or give it a limit of at least maxBodyBytes: express.raw({ type: 'application/json', limit: ${maxBodyBytes} })`;
 
@@ -27,6 +37,11 @@ export function createExpressMiddleware(
     readonly logger?: Logger;
   },
 ): (req: IncomingMessage & { body?: unknown }, res: ServerResponse) => Promise<void> {
+  // Mounted itself instead of its result, the factory would be handed a request and never answer it: said at once.
+  if (typeof receiver?.handle !== 'function')
+    throw new ConfigurationError(
+      "workforce-webhooks: createExpressMiddleware takes the receiver createReceiver made, and returns the route's handler: app.all('/webhooks/workforce', createExpressMiddleware(receiver))",
+    );
   const handle = (input: HandleInput) => receiver.handle(input);
   const limits = { limit: receiver.maxBodyBytes, timeoutMs: receiver.bodyTimeoutMs };
   const { logger } = receiver;
@@ -42,8 +57,8 @@ export function createExpressMiddleware(
           logger?.warn({ kind: 'express_raw' }, rawInFront(receiver.maxBodyBytes));
         }
         answer({ method, headers, body });
-      } else if (body !== undefined && body !== null)
-        answer({ method, headers, bodyProblem: { kind: 'raw_body_unavailable', fix: EXPRESS_FIX } });
-      else readNodeInput(req, limits, STREAM_FIX, answer);
+      } else if (body === undefined || body === null || isPlaceholder(req, body))
+        readNodeInput(req, limits, STREAM_FIX, answer);
+      else answer({ method, headers, bodyProblem: { kind: 'raw_body_unavailable', fix: EXPRESS_FIX } });
     });
 }

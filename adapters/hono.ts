@@ -3,11 +3,19 @@ import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { type BodyResult, readBodyWithin } from '../src/body.js';
+import { ConfigurationError } from '../src/errors.js';
+import type { Logger } from '../src/logger.js';
 import type { BodyProblem, HandleInput, Receiver } from '../src/receiver.js';
 import type { WebhookResponse } from '../src/responses.js';
 
 const HONO_FIX =
   "the body was read before the webhook handler (c.req.json(), c.req.text() or a validator('json') ran first?), so only re-serialised text is left. Give the webhook route no validator or body middleware: app.all('/webhooks/workforce', createHonoHandler(receiver))";
+
+// Said when the execution context's waitUntil throws: the delivery is still answered, as receiver.fetch does.
+const WAIT_UNTIL_THREW =
+  "workforce-webhooks: c.executionCtx.waitUntil threw, so queued work is not kept alive past the answer. Fix: hand Hono the Worker's context itself, so that waitUntil keeps its `this`: app.fetch(request, env, ctx), not { waitUntil: ctx.waitUntil }";
+
+const waitUntilSaid = new WeakSet<object>();
 
 /**
  * A Hono handler for the webhook route; on Workers, queued work is handed to `c.executionCtx.waitUntil`.
@@ -15,9 +23,22 @@ const HONO_FIX =
  * app.all('/webhooks/workforce', createHonoHandler(receiver));
  */
 export function createHonoHandler(
-  receiver: Pick<Receiver<unknown>, 'handle' | 'maxBodyBytes' | 'bodyTimeoutMs'>,
+  receiver: Pick<Receiver<unknown>, 'handle' | 'maxBodyBytes' | 'bodyTimeoutMs'> & {
+    readonly logger?: Logger;
+  },
 ): (c: Context) => Promise<Response> {
+  // Mounted itself instead of its result, the factory would be handed a request and never answer it: said at once.
+  if (typeof receiver?.handle !== 'function')
+    throw new ConfigurationError(
+      "workforce-webhooks: createHonoHandler takes the receiver createReceiver made, and returns the route's handler: app.all('/webhooks/workforce', createHonoHandler(receiver))",
+    );
   const handle = (input: HandleInput) => receiver.handle(input);
+  // Once per receiver, not per handler: on Workers a handler may be made per request around the isolate's receiver.
+  const waitUntilThrew = (error: unknown): void => {
+    if (waitUntilSaid.has(receiver)) return;
+    waitUntilSaid.add(receiver);
+    receiver.logger?.warn({ err: error, kind: 'wait_until_threw' }, WAIT_UNTIL_THREW);
+  };
   return async (c) => {
     const { raw } = c.req;
     // On @hono/node-server the Node request's plain header object is at hand (c.env.incoming): read from it,
@@ -34,7 +55,7 @@ export function createHonoHandler(
     // @hono/node-server never has an execution context, and `c.executionCtx` throws where there is none: a throw
     // per request costs more than the rest of the adapter. Elsewhere it is asked per request, since one isolate
     // serves requests with a ctx (Workers' fetch) and without (app.request() in a scheduled handler, a test).
-    if (incoming === undefined) keepAlive(c, response);
+    if (incoming === undefined) keepAlive(c, response, waitUntilThrew);
     // Every answer of the status table carries a JSON body.
     return c.body(response.body, response.status as ContentfulStatusCode, response.headers);
   };
@@ -62,8 +83,9 @@ async function readHonoBody(
 }
 
 // Hands the answer's background work to Workers' `waitUntil`, where this request has an execution context. Reading
-// `background` makes its promise: only then, when there is a platform to hand it to.
-function keepAlive(c: Context, response: WebhookResponse): void {
+// `background` makes its promise: only then, when there is a platform to hand it to. A waitUntil that throws (one
+// that lost its `this`, or a context without one) costs the keep-alive, never the answer: the event is accepted.
+function keepAlive(c: Context, response: WebhookResponse, threw: (error: unknown) => void): void {
   let ctx: Context['executionCtx'];
   try {
     ctx = c.executionCtx;
@@ -71,5 +93,10 @@ function keepAlive(c: Context, response: WebhookResponse): void {
     return;
   }
   const work = response.background;
-  if (work !== undefined) ctx.waitUntil(work);
+  if (work === undefined) return;
+  try {
+    ctx.waitUntil(work);
+  } catch (error) {
+    threw(error);
+  }
 }

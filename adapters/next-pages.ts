@@ -1,6 +1,7 @@
 // Next.js Pages Router API route: the raw bytes of the untouched Node request, or, on `runtime: 'edge'`, the Request.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { declaredLength, readStreamBody } from '../src/body.js';
+import { ConfigurationError } from '../src/errors.js';
 import { createWarnOnce, silentLogger } from '../src/logger.js';
 import type { FetchPlatform, HandleInput, Receiver } from '../src/receiver.js';
 import { answers, toWebResponse } from '../src/responses.js';
@@ -34,6 +35,11 @@ export function createNextApiHandler(
   receiver: Pick<Receiver<unknown>, 'handle' | 'maxBodyBytes' | 'bodyTimeoutMs'> &
     Partial<Pick<Receiver<unknown>, 'fetch' | 'logger'>>,
 ): NextApiRoute {
+  // Mounted itself instead of its result, the factory would be handed a request and never answer it: said at once.
+  if (typeof receiver?.handle !== 'function')
+    throw new ConfigurationError(
+      'workforce-webhooks: createNextApiHandler takes the receiver createReceiver made, and returns the API route: export default createNextApiHandler(receiver)',
+    );
   const { maxBodyBytes: limit, bodyTimeoutMs: timeoutMs, logger } = receiver;
   const warnOnce = createWarnOnce(logger ?? silentLogger);
   // An edge API route (`runtime: 'edge'`) is called as a route handler is: a Request in, a Response out.

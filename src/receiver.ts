@@ -42,6 +42,7 @@ import type {
   TypesOf,
   WorkforceEvent,
 } from './types.js';
+import { typoWarning } from './unknown-type.js';
 
 export type { ReceiverOptions } from './options.js';
 
@@ -51,6 +52,10 @@ const FETCH_FIX =
 // What `receiver.fetch` logs when the platform's waitUntil throws (Workers' `ctx.waitUntil` called without its `ctx`).
 const WAIT_UNTIL_FIX =
   'pass the platform context itself so that waitUntil keeps its `this`, e.g. receiver.fetch(request, ctx), not { waitUntil: ctx.waitUntil }';
+
+// What a delivery answered 200 ignored before any handler was registered logs: the service never sends it again.
+const NO_HANDLERS =
+  'workforce-webhooks: a delivery came before any handler was registered, and was answered 200 ignored: the service does not send it again. Register every receiver.on() / onAny() before the app listens (before any await in its start-up)';
 
 // close() with no timeoutMs.
 const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
@@ -143,6 +148,8 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     ...rest
   } = resolveOptions(options);
   const registry = createRegistry();
+  // Until the first on() / onAny(): a delivery ignored then is one the app meant to handle.
+  let handlersAdded = false;
   const warnOnce = createWarnOnce(logger);
   // Telemetry that throws (a broken meter, a span processor's bug) is logged once per method and otherwise
   // ignored: it never changes an answer, fails an attempt, or stops a retry or a dead letter.
@@ -272,6 +279,7 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     }
     if (registry.match(event.type).length === 0) {
       logger.debug(eventLogFields(event), 'workforce-webhooks: no handler for this type, ignored');
+      if (!handlersAdded) warnOnce('no_handlers', {}, NO_HANDLERS);
       return answers.ignored;
     }
     // Inline: a copy of an event this process is running is in progress whatever the store says (its lease may
@@ -382,10 +390,17 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     logger,
     on(pattern, handler) {
       registry.add(pattern as string | readonly string[], handler as Handler);
+      handlersAdded = true;
+      // Where nothing checks types (tsx, plain JavaScript), a misspelt type would leave its deliveries ignored.
+      for (const name of typeof pattern === 'string' ? [pattern] : (pattern as readonly string[])) {
+        const typo = typoWarning(name);
+        if (typo !== undefined) warnOnce(`type_typo:${name}`, { pattern: name }, typo);
+      }
       return this;
     },
     onAny(handler) {
       registry.add(null, handler as Handler);
+      handlersAdded = true;
       return this;
     },
     onError(handler) {

@@ -8,6 +8,20 @@ const HINTS: Readonly<Partial<Record<string, string>>> = {
     "Is this server's clock right? A signature more than `toleranceSeconds` (default 300) away from it is refused.",
 };
 
+// The same codes when they come between verified deliveries: the secret and the clock are right for the others.
+const SPREAD_HINTS: Readonly<Partial<Record<string, string>>> = {
+  signature_mismatch:
+    "Other deliveries verify: is a second endpoint, with a secret of its own, sending to this URL (pass both secrets), or does something in front of this route change some bodies? A forged probe (the CLI's check sends one) is refused so too.",
+  timestamp_out_of_tolerance:
+    "Other deliveries are on time: does something in front of this route hold some requests back? A stale probe (the CLI's check sends one) is refused so too.",
+};
+
+// Refusals spread among verified deliveries are no run, yet they keep coming back with the sender's retries (1, 5,
+// 30 minutes...) when they are a mistake: a second endpoint with another secret, a proxy that re-encodes some bodies.
+// Three of one code within this long are said too; a lone forgery or the CLI's check stays quiet.
+const SPREAD_MS = 10 * 60_000;
+const SPREAD_COUNT = 3;
+
 /** What the receiver tells the report: each refused delivery's code, and each verified one. */
 export interface RefusalReport {
   refused(code: string): void;
@@ -22,9 +36,9 @@ export interface RefusalReportOptions {
 }
 
 /**
- * Warns about a run of refusals with the same code, with a count and a hint. A lone refusal among verified
- * deliveries (a forgery, a probe, the CLI's own `check`) is normal traffic; before the first verified delivery,
- * the first refusal is already worth saying: that is how a wrong secret looks.
+ * Warns about a run of refusals with the same code, or three within ten minutes, with a count and a hint. A lone
+ * refusal among verified deliveries (a forgery, a probe, the CLI's own `check`) is normal traffic; before the first
+ * verified delivery, the first refusal is already worth saying: that is how a wrong secret looks.
  * @example
  * const report = createRefusalReport({ logger, now: Date.now }); report.refused('signature_mismatch');
  */
@@ -37,7 +51,10 @@ export function createRefusalReport({
   // Refusals in a row with one code: a forgery then a stale delivery (the CLI's check) is two lone refusals.
   let run = 0;
   let runCode: string | undefined;
-  const codes = new Map<string, { count: number; last: number; warned: boolean }>();
+  const codes = new Map<
+    string,
+    { count: number; last: number; warned: boolean; spreadFrom: number; spread: number }
+  >();
   return {
     verified() {
       verifiedAny = true;
@@ -51,12 +68,18 @@ export function createRefusalReport({
       runCode = code;
       let seen = codes.get(code);
       if (seen === undefined) {
-        seen = { count: 0, last: Number.NEGATIVE_INFINITY, warned: false };
+        seen = { count: 0, last: Number.NEGATIVE_INFINITY, warned: false, spreadFrom: 0, spread: 0 };
         codes.set(code, seen);
       }
       seen.count += 1;
-      if (verifiedAny && run < 2) return;
       const at = now();
+      if (seen.spread === 0 || at - seen.spreadFrom > SPREAD_MS) {
+        seen.spreadFrom = at;
+        seen.spread = 0;
+      }
+      seen.spread += 1;
+      const spreadOnly = verifiedAny && run < 2;
+      if (spreadOnly && seen.spread < SPREAD_COUNT) return;
       if (at - seen.last < intervalMs) return;
       const { count } = seen;
       const warned = seen.warned;
@@ -65,7 +88,7 @@ export function createRefusalReport({
       seen.warned = true;
       logger.warn(
         { code, count },
-        `workforce-webhooks: ${count === 1 ? 'a delivery was' : `${count} deliveries were`} refused 400 ${code}${warned ? ' since the last warning' : ''}. ${hint}`,
+        `workforce-webhooks: ${count === 1 ? 'a delivery was' : `${count} deliveries were`} refused 400 ${code}${warned ? ' since the last warning' : ''}. ${spreadOnly ? SPREAD_HINTS[code] : hint}`,
       );
     },
   };

@@ -27,8 +27,7 @@ export const SECRET_ENV = 'WORKFORCE_WEBHOOK_SECRET';
  */
 export const NOT_CONFIGURED: string = `workforce-webhooks: no signing secret is configured, so deliveries are answered 500 not_configured. Set ${SECRET_ENV} to the endpoint's \`whsec_...\` secret and pass it as the \`secret\` option of createReceiver (\`secret: () => process.env.${SECRET_ENV}\` reads it at each delivery).`;
 
-const WHITESPACE =
-  'workforce-webhooks: the secret has leading or trailing whitespace (a stray newline in the environment?). It is used as given, whitespace included, so signatures made with the trimmed secret do not match.';
+const WHITESPACE = `workforce-webhooks: the secret has leading or trailing whitespace (a stray newline in the environment?). It is used as given, whitespace included, so signatures made with the trimmed secret do not match: remove it where the value is set, or trim it where it is read (\`secret: process.env.${SECRET_ENV}?.trim()\`).`;
 
 const QUOTED =
   'workforce-webhooks: the secret is wrapped in quotes (an env file read by docker --env-file or a systemd EnvironmentFile keeps them). It is used as given, quotes included, so no signature matches: remove the quotes around the value.';

@@ -1,5 +1,47 @@
-// The explicit escape hatch past `on()`'s check, for event types the spec has not named yet.
-import type { UnknownEventType } from './types.js';
+// The explicit escape hatch past `on()`'s check, for event types the spec has not named yet, and the check's run-time half.
+import type { SpecEventDataMap, UnknownEventType } from './types.js';
+
+// The types the spec names, at run time: code run without a type check (tsx, plain JavaScript) meets no compile error.
+const SPEC_TYPES = [
+  'webhook.test',
+  'leave.requested',
+  'leave.approved',
+  'leave.rejected',
+  'leave.cancelled',
+  'attendance.exception.approved',
+  'attendance.absence_report.completed',
+  'employee.created',
+  'employee.terminated',
+  'payroll.paid',
+  'payroll.transfer_failed',
+  'loan.disbursed',
+  'candidate.stage_changed',
+  'offer.accepted',
+  'approval.completed',
+] as const satisfies readonly (keyof SpecEventDataMap)[];
+
+// Every type of the map is in the list: a type added to the spec map and not here fails to compile.
+const complete: [Exclude<keyof SpecEventDataMap, (typeof SPEC_TYPES)[number]>] extends [never]
+  ? true
+  : never = true;
+void complete;
+
+const SPEC_PREFIXES: readonly string[] = [
+  ...new Set(
+    SPEC_TYPES.flatMap((type) =>
+      type
+        .split('.')
+        .slice(0, -1)
+        .map((_, i, parts) => parts.slice(0, i + 1).join('.')),
+    ),
+  ),
+];
+
+// A typo is one or two keystrokes: further off, a name is more likely a type of the user's own map.
+const MAX_EDITS = 2;
+
+// Strings given to unknownType: a type let in on purpose is never taken for a typo.
+const marked = new Set<string>();
 
 /**
  * Marks an event type (or `prefix.*`) that `EventDataMap` does not name, so `on()` accepts it on purpose; its
@@ -8,6 +50,65 @@ import type { UnknownEventType } from './types.js';
  * receiver.on(unknownType('benefits.enrolled'), (event) => audit(event.type, event.data));
  */
 export function unknownType<const T extends string>(type: T): UnknownEventType<T> {
-  // Only a type-level mark: at run time it is the string itself, checked by the registry like any pattern.
+  // At run time it is the string itself, checked by the registry like any pattern; it is remembered only so that
+  // `typoWarning` leaves it alone.
+  marked.add(type);
   return type as UnknownEventType<T>;
+}
+
+/**
+ * The warning for an `on()` pattern one or two keystrokes from a type (or `prefix.*`) the service sends, whose
+ * deliveries would be answered 200 ignored; undefined for any other pattern, and for one marked with `unknownType`.
+ * @example
+ * typoWarning('leave.aproved'); // "... did you mean 'leave.approved'? ..."
+ */
+export function typoWarning(pattern: string): string | undefined {
+  if (typeof pattern !== 'string' || marked.has(pattern)) return undefined;
+  const wildcard = pattern.endsWith('.*');
+  const name = wildcard ? pattern.slice(0, -2) : pattern;
+  const known: readonly string[] = wildcard ? SPEC_PREFIXES : SPEC_TYPES;
+  if (known.includes(name)) return undefined;
+  const near = nearest(name.toLowerCase(), known);
+  if (near === undefined) return undefined;
+  const meant = wildcard ? `${near}.*` : near;
+  return `workforce-webhooks: on('${pattern}') names no event type the service sends: did you mean '${meant}'? Deliveries of '${meant}' are answered 200 ignored (the service does not retry them) and this handler never runs. Fix: on('${meant}', ...); a type the service sends that the map does not name yet is let in with on(unknownType('${pattern}'), ...)`;
+}
+
+// The one known name at most two edits away (insert, delete, replace, swap), when no other is as near.
+function nearest(name: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = MAX_EDITS + 1;
+  let ties = 0;
+  for (const candidate of known) {
+    const distance = editDistance(name, candidate, MAX_EDITS + 1);
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+      ties = 1;
+    } else if (distance === bestDistance) ties++;
+  }
+  return bestDistance <= MAX_EDITS && ties === 1 ? best : undefined;
+}
+
+// Optimal string alignment distance, given up (returning `cap`) once it cannot come under `cap`.
+function editDistance(a: string, b: string, cap: number): number {
+  if (Math.abs(a.length - b.length) >= cap) return cap;
+  let before: number[] = [];
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    let rowMin = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let d = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        d = Math.min(d, before[j - 2]! + 1);
+      current.push(d);
+      rowMin = Math.min(rowMin, d);
+    }
+    if (rowMin >= cap) return cap;
+    before = previous;
+    previous = current;
+  }
+  return Math.min(previous[b.length]!, cap);
 }

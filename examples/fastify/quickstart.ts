@@ -20,8 +20,10 @@ const app = Fastify();
 app.register(createFastifyPlugin(receiver, { path: '/webhooks/workforce' }));
 app.post('/api/echo', async (request) => request.body);
 
-const address = await app.listen({ port: Number(process.env.PORT ?? 3000), host: '127.0.0.1' });
-console.log(`listening on ${address.replace('127.0.0.1', 'localhost')}/webhooks/workforce`);
+// `.then`, not a top-level await: the file also runs as pasted into a CommonJS project (what `npm init` makes).
+app.listen({ port: Number(process.env.PORT ?? 3000), host: '127.0.0.1' }).then((address) => {
+  console.log(`listening on ${address.replace('127.0.0.1', 'localhost')}/webhooks/workforce`);
+});
 process.once('SIGTERM', async () => {
   await receiver.close();
   await app.close();
