@@ -34,9 +34,12 @@ export function observeAttempts(
     const { signal } = ctx;
     const aborted = (): void => end({ error: signal.reason });
     signal.addEventListener('abort', aborted, { once: true });
-    // Never throws: a processor's synchronous throw is the attempt's failure, as a rejection would be.
+    // Never throws: a processor's synchronous throw is the attempt's failure, as a rejection would be. Runs the
+    // handlers once: an observer that calls `run` again, or late (after it returned, so they were run without it),
+    // gets the same attempt back.
     let running: Promise<void> | undefined;
     const run = (): Promise<void> => {
+      if (running !== undefined) return running;
       try {
         running = process(job, ctx);
       } catch (error) {

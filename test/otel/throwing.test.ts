@@ -11,7 +11,7 @@ import {
 } from 'workforce-webhooks';
 import { createSignedDelivery, sampleEventData } from 'workforce-webhooks/testing';
 import { throwingMeterProvider, throwingProcessor, throwingTelemetry } from './broken.js';
-import { createTestSdk, type TestSdk, type TestSdkOptions, until } from './sdk.js';
+import { createTestSdk, SpanStatusCode, type TestSdk, type TestSdkOptions, until } from './sdk.js';
 
 const secret = 'whsec_otel_throwing_test';
 const encoder = new TextEncoder();
@@ -261,4 +261,35 @@ it('a Telemetry whose methods answer a promise that rejects (an async metrics cl
       .sort(),
   ).toEqual(['deadLettered', 'retried']);
   expect(unhandled).toEqual([]);
+});
+
+it('a meter whose instruments throw: the receive and process spans still end, with their status, and the throw is logged', async () => {
+  const sdk = createTestSdk({ meterProvider: throwingMeterProvider });
+  sdks.push(sdk);
+  const warnings: { hook?: string }[] = [];
+  const logger = { debug() {}, info() {}, warn: (obj: object) => void warnings.push(obj), error() {} };
+  const receiver = make(sdk.telemetry, { logger, queue: createMemoryQueue({ attempts: 1 }) }).on(
+    'leave.approved',
+    () => {
+      throw new TypeError('always fails');
+    },
+  );
+  const { input } = await delivery();
+  await (await receiver.handle(input)).background;
+  await until(async () => (await receiver.deadLetters()).items.length === 1, 'the dead letter');
+  expect(
+    sdk
+      .spans()
+      .map((span) => ({ name: span.name, status: span.status.code, error: span.attributes['error.type'] }))
+      .sort((a, b) => a.name.localeCompare(b.name)),
+  ).toEqual([
+    { name: 'process leave.approved', status: SpanStatusCode.ERROR, error: 'TypeError' },
+    { name: 'receive leave.approved', status: SpanStatusCode.UNSET, error: undefined },
+  ]);
+  expect(
+    warnings
+      .map((warning) => warning.hook)
+      .filter((hook) => hook?.startsWith('delivery') || hook?.startsWith('attempt'))
+      .sort(),
+  ).toEqual(['attempt.end', 'delivery.answered']);
 });
