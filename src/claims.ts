@@ -22,6 +22,11 @@ export interface Claims {
    * error. A `complete` or `release` of the claim is sent once the renewal in flight (if any) has landed.
    */
   keep(id: string, token: string, lost: (reason: WebhookError) => void, now?: boolean): () => void;
+  /**
+   * Resolves once no claim, done mark or release is in flight, each bounded by the deadline; a call that starts
+   * another as it ends (a claim that lands after close began, and its release) is waited for too.
+   */
+  settled(): Promise<void>;
 }
 
 /**
@@ -57,10 +62,21 @@ export function createClaims({
   const notReleased = (error: unknown, id: string): void => {
     logger.error({ eventId: id, err: error }, 'workforce-webhooks: could not release a claim');
   };
+  // The calls in flight to a store that can stall, for `settled`: close() waits for them, so the done marks and
+  // releases of the last runs are sent before the user closes the store's client. One counter, no promise per call.
+  let inFlight = 0;
+  let wake: (() => void) | undefined;
+  const ended = (): void => {
+    inFlight--;
+    if (inFlight === 0) wake?.();
+  };
   // A store that cannot stall (in process) is called as it is: a deadline would only cost its timer and promises.
   const call: <T>(run: () => Promise<T>) => Promise<T> = store.inProcess
     ? (run) => run()
-    : (run) => withDeadline(run, timeoutMs, 'store_unavailable');
+    : (run) => {
+        inFlight++;
+        return withDeadline(run, timeoutMs, 'store_unavailable', undefined, ended);
+      };
 
   // The renewal each kept claim has in flight, by event id: a release or done mark of that claim is sent once it
   // landed, never beside it. Sent beside it, it could land first (Redis sends a script it lost from its cache again
@@ -105,13 +121,16 @@ export function createClaims({
   return {
     claim: store.inProcess
       ? (id, orderingKey) => store.claim(id, leaseMs, orderingKey)
-      : (id, orderingKey) =>
-          withDeadline(
+      : (id, orderingKey) => {
+          inFlight++;
+          return withDeadline(
             () => store.claim(id, leaseMs, orderingKey),
             timeoutMs,
             'store_unavailable',
             (pending) => releaseLate(id, pending),
-          ),
+            ended,
+          );
+        },
     // A failure to mark an id done is logged and never changes an answer: the event was accepted or processed.
     complete(id, token) {
       return call(afterRenewal(id, token, () => store.complete(id, token, doneTtlMs))).then(
@@ -153,6 +172,18 @@ export function createClaims({
         clearInterval(timer);
       };
       return stop;
+    },
+    async settled() {
+      // Looked at again a turn after it reached none: what answers a call may start the next one (a release).
+      for (;;) {
+        if (inFlight > 0)
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+          });
+        wake = undefined;
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        if (inFlight === 0) return;
+      }
     },
   };
 }

@@ -32,11 +32,16 @@ export interface InlineRunnerOptions {
 export interface InlineRunner {
   run(job: QueuedEvent, token: string): Promise<WebhookResponse>;
   /**
-   * True while this process runs the event: a copy is then answered 409 without asking the store. A handler that
-   * held the event loop past its lease gets its renewal in before a store that forgot the claim can give it out.
+   * True while this process runs the event, until the store has the run's end: a copy is then answered 409 without
+   * asking the store. A handler that held the event loop past its lease gets its renewal or its done mark in before
+   * a store that forgot the claim can give it out.
    */
   running(eventId: string): boolean;
-  /** Waits up to `timeoutMs` (`Infinity`: with no timer) for runs in flight, then aborts what is left with `reason`. */
+  /**
+   * Waits for runs in flight up to `timeoutMs` less its last fifth (at most 1 s; `Infinity`: with no timer), then
+   * aborts what is left with `reason`; the rest of `timeoutMs` is for what follows them: their done marks and
+   * releases, and the hand-over of runs past their 202.
+   */
   close(timeoutMs: number, reason: unknown): Promise<void>;
 }
 
@@ -161,10 +166,13 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
       );
       const entry = { attempt, outcome };
       runs.set(id, entry);
-      void outcome.then(() => {
-        stopRenewing();
-        runs.delete(id);
-      });
+      void outcome.then(stopRenewing);
+      // A copy is answered 409 until the store has the run's end (its done mark, release or hand-over): asking the
+      // store meanwhile, its claim could land first (on another of the store's connections) and take a lease that
+      // lapsed while a handler held the event loop, and the event would run twice.
+      const forget = (): void => {
+        if (runs.get(id) === entry) runs.delete(id);
+      };
       let timer: ReturnType<typeof setTimeout> | undefined;
       const deadline = new Promise<typeof DEADLINE>((resolve) => {
         timer = setTimeout(resolve, ackDeadlineMs, DEADLINE);
@@ -174,16 +182,21 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
       if (first === DEADLINE) {
         const late = outcome.then((result) => finishLate(job, token, result));
         finishing.add(late);
-        const settled = (): void => void finishing.delete(late);
+        const settled = (): void => {
+          finishing.delete(late);
+          forget();
+        };
         late.then(settled, settled);
         // The keep-alive (`after()`, `waitUntil`) covers a handed-over event until the queue is done with it.
         return withBackground(answers.accepted, late.then(backgroundOf));
       }
       if (first.ok) {
         await claims.complete(id, token);
+        forget();
         return answers.processed;
       }
       await claims.release(id, token);
+      forget();
       // The sender tries again: after a handler's failure (500), or after close() cut the run short before its
       // answer (503; no handler failed, the receiver is shutting down).
       onRetry?.(job, 1);
@@ -195,21 +208,25 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
     async close(timeoutMs, reason) {
       closed = true;
       const left = [...runs.values()];
-      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timers: ReturnType<typeof setTimeout>[] = [];
       // No limit: no timer at all (one past 2^31 - 1 ms would fire at once and cut every run short).
-      const expired =
+      const after = (ms: number): Promise<void> =>
         timeoutMs === Number.POSITIVE_INFINITY
           ? new Promise<void>(() => {})
           : new Promise<void>((resolve) => {
-              timer = setTimeout(resolve, timeoutMs);
+              timers.push(setTimeout(resolve, ms));
             });
-      await Promise.race([Promise.all(left.map((run) => run.outcome)), expired]);
+      // The last fifth (at most 1 s) is kept for the store calls that end the runs (a run cut short releases its
+      // claim for the sender's retry), so they are sent before the user closes the store's client.
+      const cut = after(timeoutMs - Math.min(timeoutMs / 5, 1000));
+      const expired = after(timeoutMs);
+      await Promise.race([Promise.all(left.map((run) => run.outcome)), cut]);
       for (const run of left) run.attempt.abort(reason);
       // Late failures go to the queue now, while it still takes them (the receiver closes it after this), rather
       // than after a wait that would outlast the shutdown.
       for (const end of [...pauses]) end();
-      await Promise.race([Promise.all([...finishing]), expired]);
-      clearTimeout(timer);
+      await Promise.race([Promise.all([...finishing]).then(() => claims.settled()), expired]);
+      for (const timer of timers) clearTimeout(timer);
     },
   };
 }
