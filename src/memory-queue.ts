@@ -66,6 +66,16 @@ const nextTurn: (run: () => void) => void =
     ? (run) => void globalThis.setImmediate(run)
     : (run) => void setTimeout(run, 0);
 
+// Node's async context (AsyncLocalStorage, and what builds on it: OpenTelemetry's context, a logger's request id).
+// Looked up at run time, so that a runtime without node:async_hooks (an edge bundle) never imports it.
+const asyncHooks = (
+  globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }
+).process?.getBuiltinModule?.('node:async_hooks') as typeof import('node:async_hooks') | undefined;
+
+// `run` bound to the async context it is made in (the queue's creation), where there is one.
+const inThisContext = (run: () => void): (() => void) =>
+  asyncHooks === undefined ? run : asyncHooks.AsyncResource.bind(run);
+
 class MemoryQueue implements EventQueue {
   readonly inProcess = true;
   readonly #concurrency: number;
@@ -91,10 +101,13 @@ class MemoryQueue implements EventQueue {
   #pumping = false;
   #scheduled = false;
   // Made once: a closure made in #schedule would cost a context on every call, even those that return early.
-  readonly #onTurn = (): void => {
+  // Jobs start in the queue's own async context, never in that of the request or the job that happened to wake the
+  // queue up: one turn serves every delivery queued since the last, and a job that ends starts the next.
+  readonly #onTurn = inThisContext((): void => {
     this.#scheduled = false;
     this.#pump();
-  };
+  });
+  readonly #pumpInContext = inThisContext((): void => this.#pump());
   #onIdle: (() => void) | undefined;
   // A backoff past the longest timer is logged once, not at every retry.
   #warnedLongBackoff = false;
@@ -340,7 +353,7 @@ class MemoryQueue implements EventQueue {
     job.timer = setTimeout(() => {
       this.#delayed.delete(job);
       this.#ready.push(job);
-      this.#pump();
+      this.#pumpInContext();
     }, ms);
   }
 
@@ -351,13 +364,14 @@ class MemoryQueue implements EventQueue {
     void ready.then(() => {
       if (!this.#delayed.delete(job)) return;
       this.#ready.push(job);
-      this.#pump();
+      this.#pumpInContext();
     });
     this.#next();
   }
 
   #next(): void {
-    this.#pump();
+    // Inside #pump (a job that ended at once) the loop goes on by itself.
+    if (!this.#pumping) this.#pumpInContext();
     if (this.#idle) this.#onIdle?.();
   }
 
