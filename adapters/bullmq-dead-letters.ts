@@ -52,6 +52,9 @@ interface FailedCursor {
 const cursorOf = ({ score, id }: FailedCursor): string => `${score}:${id}`;
 function parseCursor(cursor: string | undefined): FailedCursor | undefined {
   if (cursor === undefined) return undefined;
+  // A cursor is a string this queue gave; anything else (a number, from JavaScript) is refused, as on the memory queue.
+  if (typeof cursor !== 'string')
+    throw new ConfigurationError('deadLetters cursor is not one this queue gave');
   const colon = cursor.indexOf(':');
   const score = cursor.slice(0, colon);
   if (colon < 1 || colon === cursor.length - 1 || !/^\d{1,17}$/.test(score))

@@ -3,6 +3,7 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { EventJob, JobData } from './bullmq-dead-letters.js';
+import { onLockedLetter, postgresPool } from './bullmq-postgres-letter.js';
 
 // Drops a dead letter from the failed set when it is there, with the failure time asked for when one is given.
 const FAILED_TAKE = `local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
@@ -32,6 +33,18 @@ export async function discardLetter(
     await producer.del(successKey);
     return true;
   }
+  // On Postgres, checked and removed in one transaction with the row locked: of a discard and a replay (or two
+  // discards) of one letter, the second waits for the first and finds it gone, running, or failed again since.
+  const pool = postgresPool(queue);
+  if (pool !== undefined)
+    return onLockedLetter(
+      pool,
+      queue,
+      eventId,
+      failedAt,
+      async (query) =>
+        Number((await query('SELECT remove($1, $2, false) AS n', [queue.name, eventId])).rows[0]?.n) === 1,
+    );
   const job = (await queue.getJob(eventId)) as EventJob | undefined;
   if (job === undefined || !(await job.isFailed())) return false;
   // A letter that failed again since it was listed is a newer one, not the letter asked for.

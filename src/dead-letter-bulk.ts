@@ -17,7 +17,10 @@ export interface BulkProgress {
 
 /** Options of `replayDeadLetters` and `discardDeadLetters`. */
 export interface BulkOptions {
-  /** Called after each dead letter. */
+  /**
+   * Called after each dead letter. One that throws stops the call, which rejects with its error once the letters under
+   * way end.
+   */
   readonly onProgress?: (progress: BulkProgress) => void;
   /** Dead letters handled at once: the rate at which replays reach the queue. Default 10. */
   readonly concurrency?: number;
@@ -52,11 +55,15 @@ async function forEachMatch(
 ): Promise<BulkProgress> {
   if (!Number.isInteger(concurrency) || concurrency < 1)
     throw new ConfigurationError('concurrency must be a positive integer');
+  if (typeof filter !== 'object' || filter === null)
+    throw new ConfigurationError(
+      'the dead-letter filter must be an object or nothing, e.g. { type: "leave.*" }',
+    );
   const { type, since, until } = filter;
   let progress = { done: 0, succeeded: 0, failed: 0, skipped: 0 };
   let cursor: string | undefined;
-  // Set when the queue is found gone: no letter more is started, and the call rejects with it once those under way
-  // end (their progress reported).
+  // Set when the queue is found gone, or `onProgress` throws: no letter more is started, and the call rejects with it
+  // once those under way end (their progress reported), so nothing goes on behind a call that has answered.
   let down: unknown;
   do {
     const page = await queue.deadLetters({ type, since, until, cursor, limit: 1000 });
@@ -73,7 +80,11 @@ async function forEachMatch(
           outcome = 'failed';
         }
         progress = { ...progress, done: progress.done + 1, [outcome]: progress[outcome] + 1 };
-        onProgress?.(progress);
+        try {
+          onProgress?.(progress);
+        } catch (error) {
+          down ??= error;
+        }
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, letters.length) }, worker));

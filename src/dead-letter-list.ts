@@ -26,6 +26,9 @@ export class DeadLetterList {
   // Oldest first; a taken letter leaves a hole (removed) until the array is compacted.
   #entries: Entry[] = [];
   #holes = 0;
+  // No live entry sits before this index: the oldest is found without walking past the letters dropped before it
+  // (at `max`, every letter added drops one, and each leaves a hole at the front).
+  #front = 0;
   readonly #byId = new Map<string, Entry>();
   #seq = 0;
 
@@ -42,7 +45,8 @@ export class DeadLetterList {
     this.take(letter.event.id);
     let dropped: string | undefined;
     if (this.#byId.size >= this.#max) {
-      const oldest = this.#entries.find((entry) => !entry.removed);
+      while (this.#entries[this.#front]?.removed) this.#front++;
+      const oldest = this.#entries[this.#front];
       if (oldest !== undefined) {
         dropped = oldest.letter.event.id;
         this.take(dropped);
@@ -68,6 +72,7 @@ export class DeadLetterList {
     if (++this.#holes > 64 && this.#holes * 2 > this.#entries.length) {
       this.#entries = this.#entries.filter((each) => !each.removed);
       this.#holes = 0;
+      this.#front = 0;
     }
     return entry.letter;
   }

@@ -77,7 +77,14 @@ export const MAX_DEAD_LETTER_LIMIT = 1000;
  * @example
  * pageLimit({ limit: 5000 }); // 1000
  */
-export function pageLimit({ limit = DEFAULT_DEAD_LETTER_LIMIT }: DeadLetterQuery = {}): number {
+export function pageLimit(query: DeadLetterQuery = {}): number {
+  // From JavaScript: `null` would fail as a TypeError of this package's code, and a bare type ('leave.*') would read
+  // every letter, unfiltered.
+  if (typeof query !== 'object' || query === null)
+    throw new ConfigurationError(
+      'deadLetters takes an object or nothing, e.g. { limit: 50, type: "leave.*" }',
+    );
+  const { limit = DEFAULT_DEAD_LETTER_LIMIT } = query;
   if (!Number.isInteger(limit) || limit < 1)
     throw new ConfigurationError('deadLetters limit must be a positive integer');
   return Math.min(limit, MAX_DEAD_LETTER_LIMIT);
