@@ -1,9 +1,16 @@
 // One GET against the read API: bearer key, shared rate limit, deadline, Retry-After retries, envelope unwrapped.
+import { answerStart } from './answer-start.js';
 import { ApiError } from './errors.js';
 import { createRateLimiter, type RateLimiter, type Sleep, sleep as timerSleep } from './limiter.js';
 import { baseUrlOf, checkOptions } from './options.js';
 import { retryAfterMs } from './retry-after.js';
 import { type Read, ShapeError } from './shape.js';
+
+/**
+ * The largest answer read: far above any page the service sends, so an answer that runs on (a proxy or a wrong
+ * baseUrl streaming without end) fails at this size instead of filling memory until the deadline.
+ */
+const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
 
 /** Per-call options. */
 export interface CallOptions {
@@ -74,14 +81,21 @@ export function createTransport({
     const endpoint = `GET ${path}`;
     for (let retry = 0; ; retry++) {
       const release = await limiter?.acquire(signal);
-      let answer: { response: Response; text: string };
+      let answer: { response: Response; text: string; truncated: boolean };
       try {
         answer = await exchange(url, endpoint, signal);
       } finally {
         release?.();
       }
-      const { response, text } = answer;
+      const { response, text, truncated } = answer;
       if (isRedirect(response)) throw redirected(response, url, endpoint);
+      if (truncated)
+        throw new ApiError(
+          'invalid_response',
+          `the answer is larger than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB; the rest was not read`,
+          response.status,
+          { endpoint },
+        );
       const retryAfter = response.headers.get('retry-after');
       // Spec "Errors": the status of a rate-limited answer is not shown, only that it carries Retry-After.
       if (!response.ok && (retryAfter !== null || response.status === 429)) {
@@ -119,7 +133,7 @@ export function createTransport({
     url: URL,
     endpoint: string,
     signal: AbortSignal | undefined,
-  ): Promise<{ response: Response; text: string }> {
+  ): Promise<{ response: Response; text: string; truncated: boolean }> {
     const deadline = AbortSignal.timeout(timeoutMs);
     try {
       const response = await fetchImpl(url, {
@@ -128,7 +142,7 @@ export function createTransport({
         redirect: 'manual',
         signal: signal === undefined ? deadline : AbortSignal.any([signal, deadline]),
       });
-      return { response, text: await response.text() };
+      return { response, ...(await answerStart(response, MAX_ANSWER_BYTES)) };
     } catch (error) {
       // The caller's own abort stays the caller's: rethrow its reason, as fetch does.
       if (signal?.aborted) throw signal.reason;

@@ -19,9 +19,10 @@ Checks a running endpoint against the Workforce Service's receiver rules, with r
   - the same event again, with a new delivery id, is answered 2xx (a refused duplicate is retried for two days)
   - an unknown event type is answered 2xx
   - no answer is a 3xx, also for the URL with or without a trailing slash
-Prints a pass/fail table, then for each failure the answer's status and body and what to look at first;
-exits 1 when any check fails. Every delivery's data carries "${CHECK_MARKER}": true, so your
-handlers can skip them: if ('${CHECK_MARKER}' in event.data) return;
+Prints a pass/fail table, then for each failure the answer's status and the receiver's error code (any other
+body is not shown, only its size: run send to see it) and what to look at first; exits 1 when any check
+fails. Every delivery's data carries "${CHECK_MARKER}": true, so your handlers can skip them:
+if ('${CHECK_MARKER}' in event.data) return;
 
 Options:
   --url          the endpoint, http(s), without a user name or password
@@ -83,14 +84,14 @@ export async function check(argv: readonly string[], io: CliIo): Promise<number>
   return failed === 0 ? 0 : 1;
 }
 
-/** Each failure with the endpoint's answer (status and body) and a hint, after the table. */
+/** Each failure with the endpoint's answer (status, and the receiver's error code) and a hint, after the table. */
 function failures(results: readonly CheckResult[]): string {
   const failed = results.filter((r) => !r.ok && r.status !== undefined);
   if (failed.length === 0) return '';
   const blocks = failed.map((r) =>
     [
       `${r.name}:`,
-      `  answer: ${r.status} ${r.body === '' ? '(empty body)' : r.body!.replace(/\s+/g, ' ')}`,
+      `  answer: ${r.status} ${r.shownBody}`,
       ...(r.hint !== undefined ? [`  hint:   ${r.hint}`] : []),
     ].join('\n'),
   );

@@ -3,6 +3,7 @@ import { createSignedDelivery, type SignedDelivery, sampleEventData } from '../t
 import { hasCredentials, redactUrl } from '../testing/mock-service/url.js';
 import { hintFor } from './hints.js';
 import { type PostResult, postDelivery } from './post.js';
+import { shownBody } from './shown-body.js';
 
 /** The outcome of one check: the answer seen and, on failure, why it breaks the spec. */
 export interface CheckResult {
@@ -14,6 +15,8 @@ export interface CheckResult {
   /** The endpoint's answer, when there was one: its status and the start of its body. */
   readonly status?: number;
   readonly body?: string;
+  /** What `check` prints of the body: the receiver's `{"error": code}` answer as sent, else only its size. */
+  readonly shownBody?: string;
   /** On failure, what to look at first, read from the answer (`signature_mismatch`, `raw_body_unavailable`...). */
   readonly hint?: string;
 }
@@ -185,6 +188,7 @@ function judge(check: Check, url: string, answer: PostResult, redirects: string[
       answer: seen,
       status: answer.status,
       body: redactUrl(body.slice(0, 1000)).slice(0, 500),
+      shownBody: shownBody(answer.body, answer.truncated),
       reason: `redirected (${target}); answer at the URL itself (spec rule 5)`,
       hint: 'mount the receiver at the exact URL the service sends to, with no redirect in front (trailing slash, http to https, a login page)',
     };
@@ -197,6 +201,7 @@ function judge(check: Check, url: string, answer: PostResult, redirects: string[
     answer: seen,
     status: answer.status,
     body: answer.body.slice(0, 500),
+    shownBody: shownBody(answer.body, answer.truncated),
     ...(reason !== undefined ? { reason } : {}),
     ...(hint !== undefined ? { hint } : {}),
   };

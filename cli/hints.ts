@@ -16,6 +16,17 @@ const HINTS: Readonly<Record<string, string>> = {
   handler_failed: "a handler threw on this delivery (inline mode): the server's log has the error",
   payload_too_large: "the receiver's body limit is lower than this delivery: raise maxBodyBytes",
   in_progress: 'the same event is still being handled elsewhere; the service retries it later',
+  store_unavailable:
+    "the receiver's dedupe store (Redis or Postgres) is unreachable or answered slower than storeTimeoutMs (2 s): is it running and reachable from where the server runs? The server's log has the error",
+  queue_unavailable:
+    "the receiver's queue (BullMQ's Redis) is unreachable or answered slower than queueTimeoutMs (2 s): is Redis running and reachable from where the server runs? The server's log has the error",
+  queue_full:
+    "the memory queue is full: handlers run slower than deliveries arrive; speed them up, or raise the queue's maxQueued or concurrency",
+  shutting_down: 'the receiver is closing (receiver.close() was called): is the server restarting?',
+  invalid_payload:
+    'the body was changed on the way, or is not the event sent: does a proxy in front of the receiver rewrite or re-encode bodies?',
+  body_timeout:
+    'the body did not arrive whole in time: does a proxy in front of the receiver hold or trickle request bodies?',
 };
 
 /**

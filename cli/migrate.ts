@@ -1,6 +1,7 @@
 // `workforce-webhooks migrate`: create the Postgres store's table before the first deploy (or let every start do it).
 import { tableNames } from '../adapters/postgres-names.js';
 import { type CliIo, parse, required, UsageError } from './io.js';
+import { redactUrl } from './url.js';
 
 /**
  * Help text of `migrate`.
@@ -13,7 +14,7 @@ Creates the Postgres dedupe store's table and index when missing (workforce-webh
 again changes nothing. Fails after 5 seconds without an answer from the database. Needs the pg package.
 
 Options:
-  --postgres    the database URL
+  --postgres    the database URL (postgres:// or postgresql://)
   --table       the table, optionally schema.table: letters, digits and underscores, at most 63 characters
                 each (default: workforce_webhook_events)
   -h, --help    show this help
@@ -33,7 +34,7 @@ export async function migrate(argv: readonly string[], io: CliIo): Promise<numbe
     io.stdout(MIGRATE_USAGE);
     return 0;
   }
-  const url = required(values.postgres, '--postgres');
+  const url = databaseUrl(required(values.postgres, '--postgres'));
   // The store checks the name too, but only once pg is loaded and a pool made: a typo is a usage mistake.
   if (values.table !== undefined) {
     try {
@@ -72,4 +73,15 @@ export async function migrate(argv: readonly string[], io: CliIo): Promise<numbe
   } finally {
     await pool.end();
   }
+}
+
+// pg reads anything that is not a URL as a path under the host "base", so a typo such as `localhost/app` would fail
+// as `getaddrinfo ENOTFOUND base`, a network error: it is a usage mistake, said with the forms pg takes.
+function databaseUrl(value: string): string {
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(value)?.[1]?.toLowerCase();
+  if (scheme === 'postgres' || scheme === 'postgresql' || scheme === 'socket' || value.startsWith('/'))
+    return value;
+  throw new UsageError(
+    `--postgres must be a postgres:// or postgresql:// URL (or a socket: URL or path), got ${JSON.stringify(redactUrl(value))}`,
+  );
 }

@@ -1,10 +1,22 @@
 // One signed delivery POSTed like the service does: no redirects followed, a time limit on the answer.
+import { answerStart } from '../api/answer-start.js';
 import type { SignedDelivery } from '../testing/index.js';
 import { redactUrl } from './url.js';
 
+/** The most of an answer's body read: an endpoint that streams without end costs no more memory than this. */
+export const MAX_ANSWER_BYTES = 65_536;
+
 /** How the endpoint answered, or why it did not. */
 export type PostResult =
-  | { readonly status: number; readonly body: string; readonly ms: number; readonly location?: string }
+  | {
+      readonly status: number;
+      /** The body's first `MAX_ANSWER_BYTES` at most. */
+      readonly body: string;
+      /** True when the body went on past them (the rest was not read). */
+      readonly truncated: boolean;
+      readonly ms: number;
+      readonly location?: string;
+    }
   | { readonly error: string; readonly ms: number };
 
 /**
@@ -28,9 +40,9 @@ export async function postDelivery(
       redirect: 'manual',
       signal: AbortSignal.timeout(timeoutMs),
     });
-    const body = await response.text();
+    const { text: body, truncated } = await answerStart(response, MAX_ANSWER_BYTES);
     const location = response.headers.get('location');
-    return { status: response.status, body, ms: ms(), ...(location !== null ? { location } : {}) };
+    return { status: response.status, body, truncated, ms: ms(), ...(location !== null ? { location } : {}) };
   } catch (error) {
     const err = error as Error & { cause?: { code?: string; message?: string } };
     if (err.name === 'TimeoutError') return { error: `no answer within ${timeoutMs} ms`, ms: ms() };

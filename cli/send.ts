@@ -4,6 +4,7 @@ import { DATA_HELP, readData } from './data.js';
 import { answerTimeout, eventId, eventType, TIMEOUT_HELP } from './delivery-options.js';
 import { type CliIo, parse, required, SECRET_HELP, secretOf } from './io.js';
 import { postDelivery } from './post.js';
+import { printedBody } from './shown-body.js';
 import { endpointUrl } from './url.js';
 
 /**
@@ -68,6 +69,8 @@ export async function send(argv: readonly string[], io: CliIo): Promise<number> 
     io.stderr(`workforce-webhooks: ${result.error}\n`);
     return 1;
   }
-  io.stdout(`HTTP ${result.status} in ${result.ms} ms (event ${delivery.event.id})\n${result.body}\n`);
+  io.stdout(
+    `HTTP ${result.status} in ${result.ms} ms (event ${delivery.event.id})\n${printedBody(result.body, result.truncated)}\n`,
+  );
   return result.status >= 200 && result.status < 300 ? 0 : 1;
 }

@@ -1,4 +1,5 @@
 // `workforce-webhooks sign`: the Svc-Signature header of the body on standard input.
+import { ConfigurationError } from '../src/errors.js';
 import { signPayload } from '../src/signature.js';
 import { type CliIo, integer, parse, SECRET_HELP, secretOf, UsageError } from './io.js';
 
@@ -31,9 +32,17 @@ export async function sign(argv: readonly string[], io: CliIo): Promise<number> 
   }
   const secret = secretOf(values.secret, io);
   const timestamp = integer(values.timestamp, '--timestamp', Math.floor(Date.now() / 1000));
-  // A receiver refuses a longer t as a malformed header (spec "Signature": t is unix seconds).
-  if (timestamp > 999_999_999_999)
-    throw new UsageError(`--timestamp must be unix seconds of at most 12 digits, got ${values.timestamp}`);
-  io.stdout(`${await signPayload({ payload: await io.stdin(), secret, timestamp })}\n`);
+  const payload = await io.stdin();
+  let header: string;
+  try {
+    header = await signPayload({ payload, secret, timestamp });
+  } catch (error) {
+    // signPayload holds the rule of t a receiver parses (unix seconds, at most 12 digits); the secret is already
+    // known non-empty, so its refusal here is of --timestamp, said in the option's words.
+    if (error instanceof ConfigurationError)
+      throw new UsageError(`--timestamp must be unix seconds of at most 12 digits, got ${values.timestamp}`);
+    throw error;
+  }
+  io.stdout(`${header}\n`);
   return 0;
 }

@@ -4,6 +4,7 @@ import { isCalendarDate } from '../../api/dates.js';
 import { CURRENT_API_VERSION } from '../../src/envelope.js';
 import type { WorkforceEvent } from '../../src/types.js';
 import { createApiServer } from './api-server.js';
+import { createEventClock } from './event-clock.js';
 import { createFixtures, FIXTURE_KEYS } from './fixtures.js';
 import { mockId } from './rules.js';
 import {
@@ -24,7 +25,10 @@ export interface MockServiceOptions extends SenderOptions {
   readonly port?: number;
   /** The mock's today, a real day written `YYYY-MM-DD`; default the day of `now` in UTC. The fixtures are built around it. */
   readonly today?: string;
-  /** The clock of the rate limit and of event times, in milliseconds like `Date.now`. */
+  /**
+   * The clock of the rate limit and of event times, in milliseconds like `Date.now`. Two events never share a time:
+   * one that would (a fixed clock, one tick) gets a millisecond more than the last, so a record's events order.
+   */
   readonly now?: () => number;
   /** Requests per key per minute; default 300 (spec "Limits"). */
   readonly rateLimit?: number;
@@ -111,18 +115,20 @@ export async function createMockService(options: MockServiceOptions = {}): Promi
   const sender = createSender(senderOptions);
   const subscriptions: Subscription[] = [];
 
+  const eventTime = createEventClock(now);
   // An event names the organisation of its record (an employee of the second one gets that one's id).
   const emit = async (
     type: string,
     data: Record<string, unknown>,
     { faults }: EmitOptions = {},
     organization: string = organizationId,
+    occurredAt: string = eventTime(),
   ): Promise<Emission> => {
     const event = {
       id: crypto.randomUUID(),
       type,
       apiVersion: CURRENT_API_VERSION,
-      occurredAt: new Date(now()).toISOString(),
+      occurredAt,
       organizationId: organization,
       data,
     } as WorkforceEvent;
@@ -131,8 +137,15 @@ export async function createMockService(options: MockServiceOptions = {}): Promi
     const own = subscriptions.filter((s) => (s.organizationId ?? organizationId) === event.organizationId);
     return { event, attempts: await sender.deliver(event, own, faults) };
   };
-  const emitChange = (change: triggers.Change, options?: EmitOptions): Promise<Emission> =>
-    emit(change.type, change.data, options, change.organizationId);
+  // The change and its event carry one time: a record's requestedOn or approvedAt is its event's occurredAt.
+  const emitChange = (
+    change: (at: string) => triggers.Change,
+    options: EmitOptions | undefined,
+  ): Promise<Emission> => {
+    const at = eventTime();
+    const { type, data, organizationId: organization } = change(at);
+    return emit(type, data, options, organization, at);
+  };
 
   return {
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
@@ -172,20 +185,17 @@ export async function createMockService(options: MockServiceOptions = {}): Promi
       if (index !== -1) subscriptions.splice(index, 1);
       return index !== -1;
     },
-    emit,
+    emit: (type, data, options) => emit(type, data, options),
     sendTest: (options) => emit('webhook.test', {}, options),
     requestLeave: async (input, options) =>
-      emitChange(triggers.requestLeave(state, input, new Date(now()).toISOString()), options),
-    approveLeave: async (id, options) => emitChange(triggers.approveLeave(state, id), options),
-    rejectLeave: async (id, options) => emitChange(triggers.rejectLeave(state, id), options),
-    cancelLeave: async (id, options) => emitChange(triggers.cancelLeave(state, id), options),
+      emitChange((at) => triggers.requestLeave(state, input, at), options),
+    approveLeave: async (id, options) => emitChange(() => triggers.approveLeave(state, id), options),
+    rejectLeave: async (id, options) => emitChange(() => triggers.rejectLeave(state, id), options),
+    cancelLeave: async (id, options) => emitChange(() => triggers.cancelLeave(state, id), options),
     approveException: async (id, options) =>
-      emitChange(triggers.approveException(state, id, new Date(now()).toISOString()), options),
+      emitChange((at) => triggers.approveException(state, id, at), options),
     completeAbsenceReport: async (date = today, options) =>
-      emitChange(
-        triggers.completeAbsenceReport(state, organizationId, date, new Date(now()).toISOString()),
-        options,
-      ),
+      emitChange((at) => triggers.completeAbsenceReport(state, organizationId, date, at), options),
     deliveries: sender.attempts,
     settled: () => sender.settled(),
     async close() {

@@ -1,0 +1,45 @@
+// An answer's body up to a size, read no further: a service, proxy or endpoint may stream without end.
+
+/** The first bytes of a body as text, and whether more was sent. */
+export interface AnswerStart {
+  readonly text: string;
+  /** True when the body went on past the bytes read; the rest was not read. */
+  readonly truncated: boolean;
+}
+
+/**
+ * Reads at most `maxBytes` of `response`'s body and cancels the rest, so an endless or huge answer costs no more
+ * memory than that (its time is bounded by the request's own signal).
+ * @example
+ * const { text, truncated } = await answerStart(await fetch(url, { method: 'POST', body }), 65_536);
+ */
+export async function answerStart(response: Response, maxBytes: number): Promise<AnswerStart> {
+  if (response.body === null) return { text: '', truncated: false };
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let truncated = false;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.byteLength;
+    if (size > maxBytes) {
+      truncated = true;
+      // Not awaited: a peer that stops reading must not hold the caller; cancelling drops the connection.
+      reader.cancel().catch(() => {});
+      break;
+    }
+  }
+  // Joined by hand: no Buffer, so the read API client runs on Workers and Deno as it does on Node.
+  const bytes = new Uint8Array(Math.min(size, maxBytes));
+  let at = 0;
+  for (const chunk of chunks) {
+    if (at === bytes.length) break;
+    const part = chunk.subarray(0, bytes.length - at);
+    bytes.set(part, at);
+    at += part.length;
+  }
+  // A character cut at the limit reads as U+FFFD, like any invalid byte.
+  return { text: new TextDecoder().decode(bytes), truncated };
+}
