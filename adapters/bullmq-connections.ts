@@ -3,9 +3,46 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { WebhookError } from '../src/errors.js';
 
+// ioredis's own reconnect delay (ms) after `times` tries, for when the user's retryStrategy gives none.
+const reconnectDelay = (times: number): number => Math.min(times * 50, 2000);
+
+// The user's retryStrategy, kept while it gives a delay, and ioredis's own when it gives none (null, or no function):
+// a connection of the queue that gave up would leave every enqueue 503 and the worker idle until a restart, while
+// the queue lives for the process. `quit` and `disconnect` still end it: ioredis asks no strategy then.
+const alwaysReconnect = (theirs: unknown): ((times: number) => number) => {
+  if (typeof theirs !== 'function') return reconnectDelay;
+  return (times) => {
+    const delay: unknown = theirs(times);
+    return typeof delay === 'number' ? delay : reconnectDelay(times);
+  };
+};
+
+// After a failover behind one address (a managed Redis's endpoint, a proxy), the connections still open to the old
+// primary get READONLY for every write, for ever: such a connection is dropped and opened again, to the address's new
+// primary (the failed command fails: a 503 the sender retries, a worker call BullMQ tries again). The user's own
+// reconnectOnError is asked first.
+const READ_ONLY_RECONNECT_MS = 1000;
+const reconnectWhenReadOnly = (theirs: unknown): ((error: Error) => boolean | 1 | 2) => {
+  // Each connection at most once a second, so that an address that stays on a replica (a misconfiguration) is not
+  // reconnected to in a loop. By connection: ioredis calls this on the connection's options, and a duplicate (BullMQ's
+  // blocking connection) has options of its own, so one connection's reconnect never holds back another's.
+  const last = new WeakMap<object, number>();
+  return function (this: unknown, error: Error) {
+    const decided: unknown = typeof theirs === 'function' ? theirs(error) : false;
+    if (decided === true || decided === 1 || decided === 2) return decided;
+    if (!error.message.startsWith('READONLY')) return false;
+    if (typeof this !== 'object' || this === null) return 1;
+    const now = performance.now();
+    if (now - (last.get(this) ?? Number.NEGATIVE_INFINITY) < READ_ONLY_RECONNECT_MS) return false;
+    last.set(this, now);
+    return 1;
+  };
+};
+
 /**
  * A connection of the queue's own, from the user's ioredis client (duplicated, never used itself), its options or a
- * URL, with `overrides`. Its errors are not emitted: BullMQ reports them through the queue's and worker's `error`.
+ * URL, with `overrides`; it reconnects whenever Redis comes back, and when a failover left it on a read-only
+ * replica. Its errors are not emitted: BullMQ reports them through the queue's and worker's `error`.
  * @example
  * const producer = openRedis(connection, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
  */
@@ -13,12 +50,21 @@ export function openRedis(
   connection: Redis | RedisOptions | string | object,
   overrides: RedisOptions,
 ): Redis {
+  const duplicable = typeof (connection as Redis).duplicate === 'function'; // an ioredis client, of any copy
+  const given = (
+    typeof connection === 'string' ? {} : duplicable ? (connection as Redis).options : connection
+  ) as RedisOptions;
+  const own: RedisOptions = {
+    ...overrides,
+    retryStrategy: alwaysReconnect(given?.retryStrategy),
+    reconnectOnError: reconnectWhenReadOnly(given?.reconnectOnError),
+  };
   const client =
     typeof connection === 'string'
-      ? new Redis(connection, overrides)
-      : typeof (connection as Redis).duplicate === 'function' // an ioredis client, of any copy of ioredis
-        ? (connection as Redis).duplicate(overrides)
-        : new Redis({ ...(connection as RedisOptions), ...overrides });
+      ? new Redis(connection, own)
+      : duplicable
+        ? (connection as Redis).duplicate(own)
+        : new Redis({ ...(connection as RedisOptions), ...own });
   client.on('error', () => {});
   return client;
 }

@@ -19,6 +19,7 @@ import { openRedis, outlasts, quitWithin, readiness } from './bullmq-connections
 import { isEventData, type JobData, letterOf, readDeadLetters } from './bullmq-dead-letters.js';
 import { discardLetter } from './bullmq-discard.js';
 import { watchForEmptyRedis } from './bullmq-emptied.js';
+import { pacedWorker } from './bullmq-paced-worker.js';
 import { createJobRunner } from './bullmq-processor.js';
 import { replayLetter } from './bullmq-replay.js';
 import { SuccessRecords } from './bullmq-success.js';
@@ -26,7 +27,9 @@ import { SuccessRecords } from './bullmq-success.js';
 /** Options of `createBullmqQueue`. */
 export interface BullmqQueueOptions {
   /**
-   * Your ioredis client (never closed; the queue opens its own connections from it), its options, or a URL.
+   * Your ioredis client (never closed; the queue opens its own connections from it), its options, or a URL: a single
+   * Redis, not a Cluster. The queue's connections always reconnect (a `retryStrategy` that gives up is not followed),
+   * and its worker's waits for jobs take no `commandTimeout`.
    * With `backend: createPostgresBackend`: what that backend takes, e.g. `{ connectionString, migrate: true }`.
    */
   readonly connection: Redis | RedisOptions | string | object;
@@ -97,6 +100,14 @@ export function createBullmqQueue({
     throw new ConfigurationError(
       'createBullmqQueue needs `connection`: an ioredis client, its options or a URL',
     );
+  // A Cluster's connections cannot be opened as the queue's own (its duplicate takes other arguments), and BullMQ's
+  // keys there need a hash-tagged prefix: it would fail at the receiver's start with a BullMQ message that names
+  // neither, its duplicates reconnecting for ever. Said here, before any connection is opened.
+  if (backend === undefined && (connection as { isCluster?: unknown }).isCluster === true)
+    throw new ConfigurationError(
+      'createBullmqQueue takes a single Redis, not a Cluster: give it the URL or client of a standalone Redis ' +
+        '(the Redis store may stay on the Cluster)',
+    );
   for (const [key, value] of Object.entries({
     concurrency,
     attempts,
@@ -133,6 +144,7 @@ export function createBullmqQueue({
   let worker: Worker<JobData> | undefined;
   let workerClient: Redis | undefined;
   let hooks: QueueHooks | undefined;
+  let stopWatching: (() => void) | undefined;
   // Logged once started; before that (a queue only read, as by the dead-letters command) the failing calls say it,
   // and BullMQ would otherwise print each connection error with its stack.
   queue.on('error', (error) =>
@@ -147,6 +159,7 @@ export function createBullmqQueue({
   // deadline the connections are dropped instead. Running jobs stay stored; another instance takes them over later.
   const shutDown = async (timeoutMs: number): Promise<void> => {
     closed = true;
+    stopWatching?.();
     // Completions still unconfirmed are recorded now: the connections may be dropped before BullMQ confirms them.
     successes.closing();
     const deadline = performance.now() + timeoutMs;
@@ -213,9 +226,16 @@ export function createBullmqQueue({
         throw new ConfigurationError('a queue serves one receiver; create one per receiver');
       hooks = given;
       const { logger } = given;
-      // BullMQ's blocking fetch must wait through reconnects: maxRetriesPerRequest null, on a connection of its own.
-      workerClient = redis ? open({ maxRetriesPerRequest: null }) : undefined;
-      worker = new classes.Worker<JobData>(name, runner.processor, {
+      // BullMQ's blocking fetch must wait through reconnects: maxRetriesPerRequest null, on a connection of its own,
+      // with its offline queue on whatever the user's client says (enableOfflineQueue: false is the store's advice).
+      // Without it, each fetch during an outage fails at once, in the same turn, and BullMQ's fetch loop asks again at
+      // once: a loop of promises alone, which starves the event loop and freezes the whole process until Redis is
+      // back. Nor the user's commandTimeout (a deadline for the store's claims): it would cut every blocking wait for
+      // a job that outlasts it, and leave the worker idle with jobs waiting. BullMQ bounds its blocking waits itself.
+      workerClient = redis
+        ? open({ maxRetriesPerRequest: null, enableOfflineQueue: true, commandTimeout: undefined })
+        : undefined;
+      worker = new (pacedWorker(classes.Worker))<JobData>(name, runner.processor, {
         connection: (workerClient ?? connection) as Redis,
         ...(prefix === undefined ? {} : { prefix }),
         concurrency,
@@ -260,12 +280,18 @@ export function createBullmqQueue({
           'workforce-webhooks: a running job is gone from Redis (restarted without persistence, flushed, or its key deleted): this event is not retried; if Redis was emptied, the events waiting in it are lost too',
         );
       });
+      // Looked at as often as the stalled check runs (at most once a second): a flush with no job running is said
+      // within that too, not only at the next reconnect.
       if (workerClient !== undefined)
-        watchForEmptyRedis(workerClient, queue.toKey('workforce-webhooks:since'), () =>
-          logger.error(
-            { queue: name },
-            'workforce-webhooks: Redis came back empty (restarted without persistence, or flushed): the events that were waiting or running in it are lost, and their ids are no longer marked done; turn on persistence (appendonly yes)',
-          ),
+        stopWatching = watchForEmptyRedis(
+          workerClient,
+          queue.toKey('workforce-webhooks:since'),
+          Math.max(1000, stalledIntervalMs),
+          () =>
+            logger.error(
+              { queue: name },
+              'workforce-webhooks: Redis came back empty (restarted without persistence, or flushed): the events that were waiting or running in it are lost, and their ids are no longer marked done; turn on persistence (appendonly yes)',
+            ),
         );
     },
     async enqueue(job, failure) {

@@ -1,6 +1,6 @@
 // The Redis dedupe store: one shared claim per event id across every receiver instance, on the user's ioredis client.
 import type { Cluster, Redis } from 'ioredis';
-import { ConfigurationError } from '../src/errors.js';
+import { ConfigurationError, WebhookError } from '../src/errors.js';
 import { type ClaimResult, DEFAULT_DONE_TTL_MS, type DedupeStore } from '../src/store.js';
 import { createRedisOrdering } from './redis-ordering.js';
 import { runScript, type Script, script } from './redis-script.js';
@@ -11,7 +11,8 @@ export interface RedisStoreOptions {
    * Your ioredis client; the store never closes it. Give it `maxRetriesPerRequest: 1` (or `enableOfflineQueue:
    * false`, or a `commandTimeout`) so that a Redis outage fails claims at once and deliveries get 503 instead of
    * waiting past the sender's 10 s. A `Cluster` also needs `enableOfflineQueue: false` of its own: its queue holds
-   * commands while every node is away, whatever its `redisOptions`.
+   * commands while every node is away, whatever its `redisOptions`. Keep a `retryStrategy` that always answers a
+   * delay (ioredis's default does): one that gives up leaves every later delivery 503 until a restart.
    */
   readonly client: Redis | Cluster;
   /** Prepended to every key (`wfwh:<event id>`). Default `wfwh:`. */
@@ -45,11 +46,13 @@ interface ClientSettings {
   readonly commandTimeout?: number;
   readonly redisOptions?: ClientSettings;
   readonly clusterRetryStrategy?: unknown;
+  readonly retryStrategy?: unknown;
 }
 
-// A client whose commands would wait for Redis to come back, however long it is away: a claim would then wait out
-// the receiver's storeTimeoutMs on every delivery, and pile up in the client's offline queue.
-const waitsForever = (client: Redis | Cluster): string | undefined => {
+// Why a client cannot serve the store, or undefined: its commands would wait for Redis to come back however long it
+// is away (a claim would then wait out the receiver's storeTimeoutMs on every delivery, and pile up in the client's
+// offline queue), or it would never come back after one disconnect.
+const unfit = (client: Redis | Cluster): string | undefined => {
   const settings = (client.options ?? {}) as ClientSettings;
   // A Cluster queues commands itself while every node is away and retries the Cluster for ever (its own
   // clusterRetryStrategy): neither a node's maxRetriesPerRequest nor its commandTimeout reaches that queue.
@@ -63,6 +66,14 @@ const waitsForever = (client: Redis | Cluster): string | undefined => {
       "claim would wait in the Cluster's offline queue, whatever its redisOptions say, instead of failing at once. " +
       'Give the store a Cluster client with enableOfflineQueue: false, e.g. new Cluster(nodes, { enableOfflineQueue: ' +
       'false, redisOptions: { maxRetriesPerRequest: 1 } })'
+    );
+  // ioredis reconnects only through a retryStrategy function: without one, the first blip ends the client, and every
+  // delivery after it is answered 503 until the process restarts.
+  if (!client.isCluster && typeof settings.retryStrategy !== 'function')
+    return (
+      'the Redis store client has no retryStrategy, so it would never reconnect after its first disconnect and every ' +
+      'delivery after it would be answered 503 until a restart. Leave retryStrategy out (ioredis reconnects by ' +
+      'default) or give it a function that always returns a delay, e.g. retryStrategy: (times) => Math.min(times * 50, 2000)'
     );
   const { maxRetriesPerRequest, commandTimeout } = settings.redisOptions ?? settings;
   if (maxRetriesPerRequest === null && settings.enableOfflineQueue !== false && !commandTimeout)
@@ -92,15 +103,50 @@ export function createRedisStore({
 }: RedisStoreOptions): DedupeStore {
   if (client === undefined || typeof client.call !== 'function')
     throw new ConfigurationError('createRedisStore needs `client`: an ioredis Redis or Cluster instance');
-  const waiting = waitsForever(client);
-  if (waiting !== undefined) throw new ConfigurationError(waiting);
+  const problem = unfit(client);
+  if (problem !== undefined) throw new ConfigurationError(problem);
   for (const [name, value] of Object.entries({ doneTtlMs, leaseMs })) {
     if (!Number.isFinite(value) || value <= 0)
       throw new ConfigurationError(`Redis store ${name} must be a positive number`);
   }
 
-  const run = async (which: Script, key: string, ...args: (string | number)[]): Promise<boolean> =>
-    (await runScript(client, which, [key], args)) === 1;
+  // A client that has ended (its retryStrategy stopped reconnecting, or it was closed) fails every call for ever
+  // with ioredis's bare "Connection is closed." while Redis itself may be up: said with the cause and the fix.
+  const ended = (error: unknown): unknown =>
+    client.status === 'end'
+      ? new WebhookError(
+          'store_unavailable',
+          "the Redis store's client has closed for good (its retryStrategy stopped reconnecting, or it was closed " +
+            'with quit() or disconnect()), so every delivery is answered 503 until the process restarts. Give the ' +
+            'store a client whose retryStrategy always returns a delay, and close it only after the receiver',
+          { cause: error },
+        )
+      : error;
+  const run = async (
+    which: Script,
+    key: string,
+    args: readonly (string | number)[],
+    resent?: (keys: readonly string[], pending: Promise<unknown>) => void,
+  ): Promise<boolean> => {
+    try {
+      return (await runScript(client, which, [key], args, resent)) === 1;
+    } catch (error) {
+      throw ended(error);
+    }
+  };
+  // Renewals re-sent as EVAL after a NOSCRIPT (Redis lost its scripts), by key, until they land. Such a renewal
+  // reaches Redis behind a release sent after it, when the release's own script was already loaded again: it would
+  // find the key gone, take the released id back and hold off the sender's retry for a whole lease. A release that
+  // finds one pending releases again once it landed. Nothing is kept on the usual path (EVALSHA answered).
+  const renewalsResent = new Map<string, Promise<unknown>>();
+  const renewalResent = (keys: readonly string[], pending: Promise<unknown>): void => {
+    const key = keys[0]!;
+    renewalsResent.set(key, pending);
+    const landed = (): void => {
+      if (renewalsResent.get(key) === pending) renewalsResent.delete(key);
+    };
+    pending.then(landed, landed);
+  };
   const ms = (value: number, fallback: number): number =>
     Math.max(1, Math.ceil(Number.isFinite(value) && value > 0 ? value : fallback));
 
@@ -117,7 +163,12 @@ export function createRedisStore({
       // Ordering on: the key's watermark is read in the same round trip (both written in one turn), and on a
       // Cluster too (the two keys need not share a slot).
       if (orderingKey === undefined) {
-        const previous = await claimed;
+        let previous: unknown;
+        try {
+          previous = await claimed;
+        } catch (error) {
+          throw ended(error);
+        }
         return previous === null ? { status: 'claimed', token } : taken(previous);
       }
       // Awaited together: a Redis that fails both leaves no rejection unhandled (which would stop the process).
@@ -130,15 +181,23 @@ export function createRedisStore({
         // down): the claim rejects, so nobody would hold its token, and the sender's retries would get 409 for a
         // whole lease. It is given up before the claim rejects (a release that fails too leaves it to its lease).
         if ((await claimed.catch(() => undefined)) === null)
-          await run(scripts.release, prefix + id, token).catch(() => {});
-        throw error;
+          await run(scripts.release, prefix + id, [token]).catch(() => {});
+        throw ended(error);
       }
       if (previous !== null) return taken(previous);
       return { status: 'claimed', token, watermark: mark === null ? undefined : String(mark) };
     },
-    renew: (id, token, lease) => run(scripts.renew, prefix + id, token, ms(lease, leaseMs)),
-    complete: (id, token, ttl) => run(scripts.complete, prefix + id, token, ms(ttl, doneTtlMs)),
-    release: (id, token) => run(scripts.release, prefix + id, token),
+    renew: (id, token, lease) => run(scripts.renew, prefix + id, [token, ms(lease, leaseMs)], renewalResent),
+    complete: (id, token, ttl) => run(scripts.complete, prefix + id, [token, ms(ttl, doneTtlMs)]),
+    async release(id, token) {
+      const key = prefix + id;
+      const released = await run(scripts.release, key, [token]);
+      const renewal = renewalsResent.get(key);
+      if (renewal === undefined) return released;
+      // A renewal re-sent behind this release may have taken the id back once it landed: given up again then.
+      await renewal.catch(() => {});
+      return (await run(scripts.release, key, [token])) || released;
+    },
     ordering,
   };
 }
