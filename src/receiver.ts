@@ -150,6 +150,7 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
   const registry = createRegistry();
   // Until the first on() / onAny(): a delivery ignored then is one the app meant to handle.
   let handlersAdded = false;
+  const hasHandler = (type: string): boolean => registry.match(type).length > 0;
   const warnOnce = createWarnOnce(logger);
   // Telemetry that throws (a broken meter, a span processor's bug) is logged once per method and otherwise
   // ignored: it never changes an answer, fails an attempt, or stops a retry or a dead letter.
@@ -391,9 +392,10 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     on(pattern, handler) {
       registry.add(pattern as string | readonly string[], handler as Handler);
       handlersAdded = true;
-      // Where nothing checks types (tsx, plain JavaScript), a misspelt type would leave its deliveries ignored.
+      // Where nothing checks types (tsx, plain JavaScript), a misspelt type would leave its deliveries ignored. A type
+      // meant that a handler already takes is not ignored: the near name is one of the app's own beside it.
       for (const name of typeof pattern === 'string' ? [pattern] : (pattern as readonly string[])) {
-        const typo = typoWarning(name);
+        const typo = typoWarning(name, hasHandler);
         if (typo !== undefined) warnOnce(`type_typo:${name}`, { pattern: name }, typo);
       }
       return this;

@@ -58,11 +58,13 @@ export function unknownType<const T extends string>(type: T): UnknownEventType<T
 
 /**
  * The warning for an `on()` pattern one or two keystrokes from a type (or `prefix.*`) the service sends, whose
- * deliveries would be answered 200 ignored; undefined for any other pattern, and for one marked with `unknownType`.
+ * deliveries would be answered 200 ignored; undefined for any other pattern, for one marked with `unknownType`, and
+ * when `handled` (optional) says a type meant already has a handler: the pattern is then a name of the app's own
+ * beside it (`employer.*` beside `employee.*`), and the warning's every claim would be false.
  * @example
  * typoWarning('leave.aproved'); // "... did you mean 'leave.approved'? ..."
  */
-export function typoWarning(pattern: string): string | undefined {
+export function typoWarning(pattern: string, handled?: (type: string) => boolean): string | undefined {
   if (typeof pattern !== 'string' || marked.has(pattern)) return undefined;
   const wildcard = pattern.endsWith('.*');
   const name = wildcard ? pattern.slice(0, -2) : pattern;
@@ -70,6 +72,11 @@ export function typoWarning(pattern: string): string | undefined {
   if (known.includes(name)) return undefined;
   const near = nearest(name.toLowerCase(), known);
   if (near === undefined) return undefined;
+  if (
+    handled !== undefined &&
+    (wildcard ? SPEC_TYPES.filter((type) => type.startsWith(`${near}.`)) : [near]).some(handled)
+  )
+    return undefined;
   const meant = wildcard ? `${near}.*` : near;
   return `workforce-webhooks: on('${pattern}') names no event type the service sends: did you mean '${meant}'? Deliveries of '${meant}' are answered 200 ignored (the service does not retry them) and this handler never runs. Fix: on('${meant}', ...); a type the service sends that the map does not name yet is let in with on(unknownType('${pattern}'), ...)`;
 }
