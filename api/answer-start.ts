@@ -3,6 +3,8 @@
 /** The first bytes of a body as text, and whether more was sent. */
 export interface AnswerStart {
   readonly text: string;
+  /** How many bytes `text` was decoded from. */
+  readonly bytes: number;
   /** True when the body went on past the bytes read; the rest was not read. */
   readonly truncated: boolean;
 }
@@ -14,7 +16,7 @@ export interface AnswerStart {
  * const { text, truncated } = await answerStart(await fetch(url, { method: 'POST', body }), 65_536);
  */
 export async function answerStart(response: Response, maxBytes: number): Promise<AnswerStart> {
-  if (response.body === null) return { text: '', truncated: false };
+  if (response.body === null) return { text: '', bytes: 0, truncated: false };
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -41,5 +43,5 @@ export async function answerStart(response: Response, maxBytes: number): Promise
     at += part.length;
   }
   // A character cut at the limit reads as U+FFFD, like any invalid byte.
-  return { text: new TextDecoder().decode(bytes), truncated };
+  return { text: new TextDecoder().decode(bytes), bytes: bytes.length, truncated };
 }

@@ -1,5 +1,6 @@
 // One GET against the read API: bearer key, shared rate limit, deadline, Retry-After retries, envelope unwrapped.
-import { answerStart } from './answer-start.js';
+import { type AnswerStart, answerStart } from './answer-start.js';
+import { refusedPort } from './bad-port.js';
 import { ApiError } from './errors.js';
 import { createRateLimiter, type RateLimiter, type Sleep, sleep as timerSleep } from './limiter.js';
 import { baseUrlOf, checkOptions } from './options.js';
@@ -72,6 +73,13 @@ export function createTransport({
     rateLimit === false
       ? undefined
       : createRateLimiter({ ...rateLimit, now, sleep, scope: `${base.href} ${apiKey}` });
+  // The platform's fetch would fail every call with a bare "bad port": said once, here, with the fix. A fetch of
+  // the caller's own decides for itself.
+  const refused = fetchImpl === globalThis.fetch ? refusedPort(base) : undefined;
+  if (refused !== undefined)
+    throw new TypeError(
+      `workforce-webhooks: createApiClient baseUrl's ${refused}: serve the API, or the mock (mock --port), on another port`,
+    );
   const headers = { authorization: `Bearer ${apiKey}`, accept: 'application/json' };
 
   return async (path, query, { signal } = {}, read) => {
@@ -81,13 +89,13 @@ export function createTransport({
     const endpoint = `GET ${path}`;
     for (let retry = 0; ; retry++) {
       const release = await limiter?.acquire(signal);
-      let answer: { response: Response; text: string; truncated: boolean };
+      let answer: { response: Response } & AnswerStart;
       try {
         answer = await exchange(url, endpoint, signal);
       } finally {
         release?.();
       }
-      const { response, text, truncated } = answer;
+      const { response, text, bytes, truncated } = answer;
       if (isRedirect(response)) throw redirected(response, url, endpoint);
       if (truncated)
         throw new ApiError(
@@ -106,12 +114,12 @@ export function createTransport({
         }
         throw new ApiError(
           'rate_limited',
-          `still limited after ${retry} retries (Retry-After: ${retryAfter ?? 'none'})`,
+          `still limited after ${retry} retries (Retry-After: ${shownRetryAfter(retryAfter)})`,
           response.status,
           { endpoint },
         );
       }
-      const data = unwrap(response, text, endpoint);
+      const data = unwrap(response, text, bytes, endpoint);
       try {
         return read(data, 'data');
       } catch (error) {
@@ -133,7 +141,7 @@ export function createTransport({
     url: URL,
     endpoint: string,
     signal: AbortSignal | undefined,
-  ): Promise<{ response: Response; text: string; truncated: boolean }> {
+  ): Promise<{ response: Response } & AnswerStart> {
     const deadline = AbortSignal.timeout(timeoutMs);
     try {
       const response = await fetchImpl(url, {
@@ -159,14 +167,20 @@ export function createTransport({
   }
 }
 
-function unwrap(response: Response, text: string, endpoint: string): unknown {
+function unwrap(response: Response, text: string, bytes: number, endpoint: string): unknown {
   let envelope: { isSuccessful?: unknown; code?: unknown; message?: unknown; data?: unknown };
   try {
     envelope = JSON.parse(text);
   } catch {
     // A failure from something in front of the service (a proxy's HTML 502) is still a failure of that status.
     const code = response.ok ? 'invalid_response' : `http_${response.status}`;
-    throw new ApiError(code, `the answer is not JSON: ${text.slice(0, 80)}`, response.status, { endpoint });
+    // Its type and size, never its bytes: the message reaches logs, and a proxy's page may echo headers or tokens.
+    throw new ApiError(
+      code,
+      `the answer is not JSON (${contentType(response)}, ${bytes} bytes)${response.ok ? ': check that baseUrl is the read API, not a web page in front of it' : ''}`,
+      response.status,
+      { endpoint },
+    );
   }
   if (typeof envelope !== 'object' || envelope === null || typeof envelope.isSuccessful !== 'boolean') {
     throw new ApiError('invalid_response', 'the answer is not the response envelope', response.status, {
@@ -186,6 +200,21 @@ function unwrap(response: Response, text: string, endpoint: string): unknown {
     throw new ApiError(`http_${status}`, 'a failure status with a success envelope', status, { endpoint });
   }
   return envelope.data;
+}
+
+/** A Retry-After as sent when it reads as seconds or an HTTP date; anything else from a peer is not repeated. */
+const shownRetryAfter = (value: string | null): string =>
+  value === null ? 'none' : /^[\w ,:+-]{1,40}$/.test(value) ? value : 'unreadable';
+
+/** The answer's media type as sent, bounded and printable, for a message; `no content type` without one. */
+function contentType(response: Response): string {
+  const type = response.headers.get('content-type')?.split(';')[0]?.trim() ?? '';
+  // A media type is a token/token: anything else from a misbehaving peer is not repeated.
+  return /^[\w.+-]{1,60}\/[\w.+-]{1,60}$/.test(type)
+    ? type
+    : type === ''
+      ? 'no content type'
+      : 'an unreadable content type';
 }
 
 /** A 3xx (or, where fetch hides it, an opaque redirect): the read API has none. */

@@ -4,7 +4,7 @@ import { DATA_HELP, readData } from './data.js';
 import { answerTimeout, eventType, TIMEOUT_HELP } from './delivery-options.js';
 import { type CliIo, parse, required, SECRET_HELP, secretOf } from './io.js';
 import { formatTable } from './table.js';
-import { endpointUrl } from './url.js';
+import { endpointUrl, fetchablePort } from './url.js';
 
 /**
  * Help text of `check`.
@@ -56,6 +56,7 @@ export async function check(argv: readonly string[], io: CliIo): Promise<number>
   const secret = secretOf(values.secret, io);
   const timeoutMs = answerTimeout(values['timeout-ms']);
   const data = await readData(values.data, values['data-file']);
+  fetchablePort(url, '--url');
   io.stderr(`Checking ${url}\n`);
   const results = await runChecks({
     url,

@@ -1,9 +1,10 @@
 // The receiver rules of the spec as checks against a running endpoint, one signed delivery each.
 import { createSignedDelivery, type SignedDelivery, sampleEventData } from '../testing/index.js';
-import { hasCredentials, redactUrl } from '../testing/mock-service/url.js';
+import { redactUrl } from '../testing/mock-service/url.js';
 import { hintFor } from './hints.js';
 import { type PostResult, postDelivery } from './post.js';
 import { shownBody } from './shown-body.js';
+import { shownLocation } from './shown-location.js';
 
 /** The outcome of one check: the answer seen and, on failure, why it breaks the spec. */
 export interface CheckResult {
@@ -205,14 +206,4 @@ function judge(check: Check, url: string, answer: PostResult, redirects: string[
     ...(reason !== undefined ? { reason } : {}),
     ...(hint !== undefined ? { hint } : {}),
   };
-}
-
-// A redirect's Location as the endpoint sent it, but with no user name or password in it (they go to the terminal
-// and CI logs): `***` instead, however the Location spells them (`//user:pw@host` has no scheme for redactUrl).
-function shownLocation(location: string, base: string): string {
-  const resolved = URL.canParse(location, base) ? new URL(location, base) : undefined;
-  if (resolved === undefined || !hasCredentials(resolved)) return redactUrl(location);
-  resolved.username = '***';
-  resolved.password = '';
-  return resolved.href;
 }

@@ -130,7 +130,7 @@ export async function deadLetters(argv: readonly string[], io: CliIo): Promise<n
       throw new Error(
         /out of memory/.test((error as Error).message)
           ? 'Redis at --redis is out of memory (maxmemory): it refuses writes; free memory or raise maxmemory, then run this again'
-          : 'cannot reach Redis at --redis',
+          : `cannot reach Redis at --redis${redisAdvice(redis, (error as Error).cause)}`,
         { cause: error },
       );
     // A value the queue refuses (a --cursor no page printed): the query's fields are named like the options.
@@ -142,6 +142,22 @@ export async function deadLetters(argv: readonly string[], io: CliIo): Promise<n
   } finally {
     await queue.close({ timeoutMs: 5000 });
   }
+}
+
+// Why Redis was not reached, from the connection error's code, with what to do; only the host and port are shown
+// (the URL may hold a password). Nothing for an accepted connection left silent: the queue's deadline ended it.
+function redisAdvice(redis: string, cause: unknown): string {
+  const code = (cause as { code?: unknown } | undefined)?.code;
+  if (typeof code !== 'string' || !URL.canParse(redis)) return '';
+  const { hostname, port } = new URL(redis);
+  const at = `${hostname}:${port || '6379'}`;
+  if (code === 'ECONNREFUSED')
+    return ` (${at}): nothing listens there; start Redis, or fix the host and port in --redis; error code ${code}`;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+    return ` (${at}): the host name ${hostname} does not resolve; check its spelling in --redis; error code ${code}`;
+  if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'ETIMEDOUT')
+    return ` (${at}): no route to it; check the address, and any firewall or VPN in between; error code ${code}`;
+  return ` (${at}); error code ${code}`;
 }
 
 // What the CLI takes is an ISO 8601 time; the library also takes a bare number, which here would be a typo.

@@ -30,13 +30,15 @@ export class UsageError extends Error {
 }
 
 /**
- * `parseArgs` in strict mode, with its errors turned into one-line `UsageError`s.
+ * `parseArgs` in strict mode, with its errors turned into one-line `UsageError`s; `takes` says what an option's
+ * value is (by name without dashes), for the error of a missing one.
  * @example
  * const { values } = parse(argv, { secret: { type: 'string' } });
  */
 export function parse<O extends NonNullable<ParseArgsConfig['options']>>(
   argv: readonly string[],
   options: O,
+  takes: Readonly<Record<string, string>> = {},
 ): ReturnType<
   typeof parseArgs<{ args: string[]; options: O & { help: { type: 'boolean'; short: 'h' } }; strict: true }>
 > {
@@ -55,6 +57,19 @@ export function parse<O extends NonNullable<ParseArgsConfig['options']>>(
       throw new UsageError(
         `Unexpected argument (a signing secret, not shown): give it in $${SECRET_ENV}, or after --secret`,
       );
+    // A value missing, or one starting with a dash (`--timestamp -5`): Node's words name neither what the option
+    // takes nor how to give such a value. The value itself is not quoted: it may be a secret.
+    const option =
+      code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' ? /'(--[\w-]+)/.exec(message)?.[1] : undefined;
+    if (option !== undefined) {
+      const what = takes[option.slice(2)];
+      const takesWhat = what === undefined ? '' : `: it takes ${what}`;
+      throw new UsageError(
+        message.includes('ambiguous')
+          ? `${option} is followed by an argument starting with a dash, not by its value${takesWhat} (write ${option}=<value> for a value that starts with a dash)`
+          : `${option} argument missing${takesWhat}`,
+      );
+    }
     throw new UsageError(message.split('\n')[0]!);
   }
 }

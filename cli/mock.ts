@@ -1,9 +1,10 @@
 // `workforce-webhooks mock`: the local Workforce Service, until interrupted.
+import { isRefusedPort, refusedPortWords } from '../api/bad-port.js';
 import { isCalendarDate } from '../api/dates.js';
 import { createMockService } from '../testing/mock-service/index.js';
 import { type CliIo, integer, parse, SECRET_ENV, UsageError } from './io.js';
 import { CONSOLE_HELP, retryPrinter, runConsole, sampleIds } from './mock-console.js';
-import { endpointUrl } from './url.js';
+import { endpointUrl, fetchablePort } from './url.js';
 
 /**
  * Help text of `mock`.
@@ -47,6 +48,12 @@ export async function mock(argv: readonly string[], io: CliIo): Promise<number> 
     return 0;
   }
   const port = integer(values.port, '--port', 4010);
+  // The mock would listen there, and then no fetch, the API client's included, could reach it.
+  if (isRefusedPort(port))
+    throw new UsageError(
+      `--port: ${refusedPortWords(port)}, so no client could reach the mock; pick another`,
+    );
+  if (port > 65_535) throw new UsageError(`--port must be 0 to 65535, got ${port}`);
   // A real day, not only its shape: 2026-02-30 would build fixtures around a day the calendar lacks.
   if (values.today !== undefined && !isCalendarDate(values.today))
     throw new UsageError(`--today ${values.today} is not a real day; give one written YYYY-MM-DD`);
@@ -54,6 +61,7 @@ export async function mock(argv: readonly string[], io: CliIo): Promise<number> 
     values['deliver-to'] === undefined ? undefined : endpointUrl(values['deliver-to'], '--deliver-to');
   if (deliverTo === undefined && values.secret !== undefined)
     throw new UsageError('--secret signs what --deliver-to sends: give --deliver-to too');
+  if (deliverTo !== undefined) fetchablePort(deliverTo, '--deliver-to');
   const service = await createMockService({
     port,
     ...(values.today !== undefined ? { today: values.today } : {}),

@@ -1,6 +1,7 @@
 // One signed delivery POSTed like the service does: no redirects followed, a time limit on the answer.
 import { answerStart } from '../api/answer-start.js';
 import type { SignedDelivery } from '../testing/index.js';
+import { unreachable } from './reach-failure.js';
 import { redactUrl } from './url.js';
 
 /** The most of an answer's body read: an endpoint that streams without end costs no more memory than this. */
@@ -44,12 +45,10 @@ export async function postDelivery(
     const location = response.headers.get('location');
     return { status: response.status, body, truncated, ms: ms(), ...(location !== null ? { location } : {}) };
   } catch (error) {
-    const err = error as Error & { cause?: { code?: string; message?: string } };
-    if (err.name === 'TimeoutError') return { error: `no answer within ${timeoutMs} ms`, ms: ms() };
+    if ((error as Error).name === 'TimeoutError')
+      return { error: `no answer within ${timeoutMs} ms`, ms: ms() };
     // The URL, and fetch's words that may repeat it, are shown without the credentials it may carry.
-    return {
-      error: redactUrl(`could not reach ${url}: ${err.cause?.code ?? err.cause?.message ?? err.message}`),
-      ms: ms(),
-    };
+    const why = URL.canParse(url) ? unreachable(new URL(url), error) : String((error as Error).message);
+    return { error: redactUrl(`could not reach ${url}: ${why}`), ms: ms() };
   }
 }

@@ -5,7 +5,8 @@ import { answerTimeout, eventId, eventType, TIMEOUT_HELP } from './delivery-opti
 import { type CliIo, parse, required, SECRET_HELP, secretOf } from './io.js';
 import { postDelivery } from './post.js';
 import { printedBody } from './shown-body.js';
-import { endpointUrl } from './url.js';
+import { shownLocation } from './shown-location.js';
+import { endpointUrl, fetchablePort } from './url.js';
 
 /**
  * Help text of `send`.
@@ -54,6 +55,7 @@ export async function send(argv: readonly string[], io: CliIo): Promise<number> 
   const secret = secretOf(values.secret, io);
   const timeoutMs = answerTimeout(values['timeout-ms']);
   const data = await readData(values.data, values['data-file']);
+  fetchablePort(url, '--url');
   const delivery = await createSignedDelivery({
     secret,
     type,
@@ -66,11 +68,22 @@ export async function send(argv: readonly string[], io: CliIo): Promise<number> 
     );
   const result = await postDelivery(url, delivery, timeoutMs);
   if ('error' in result) {
-    io.stderr(`workforce-webhooks: ${result.error}\n`);
+    // A slow answer is the service's failed delivery too: say so, and what makes an endpoint answer in time.
+    const slow = result.error.startsWith('no answer within')
+      ? ": the service counts a slower answer as failed and sends it again; answer 2xx first and do the work after, as the receiver's default mode: 'queue' does"
+      : '';
+    io.stderr(`workforce-webhooks: ${result.error}${slow}\n`);
     return 1;
   }
   io.stdout(
     `HTTP ${result.status} in ${result.ms} ms (event ${delivery.event.id})\n${printedBody(result.body, result.truncated)}\n`,
   );
+  // The status alone reads like an answer; the service follows no redirect, so for it this delivery failed.
+  if (result.status >= 300 && result.status < 400) {
+    const to = result.location === undefined ? '' : ` to ${shownLocation(result.location, url)}`;
+    io.stderr(
+      `workforce-webhooks: a redirect${to}: the service does not follow redirects, so this delivery failed (spec rule 5); give --url the exact URL your receiver answers at\n`,
+    );
+  }
   return result.status >= 200 && result.status < 300 ? 0 : 1;
 }

@@ -19,13 +19,20 @@ ${SECRET_HELP}
   -h, --help     show this help
 `;
 
+// What a receiver parses as the signature's t (spec "Signature"): no sign, no fraction, no exponent.
+const TIMESTAMP_TAKES = 'unix seconds, a whole number of at most 12 digits, e.g. 1700000000';
+
 /**
  * Runs `sign`; resolves with the exit code.
  * @example
  * await sign(['--secret', 'whsec_test'], io);
  */
 export async function sign(argv: readonly string[], io: CliIo): Promise<number> {
-  const { values } = parse(argv, { secret: { type: 'string' }, timestamp: { type: 'string' } });
+  const { values } = parse(
+    argv,
+    { secret: { type: 'string' }, timestamp: { type: 'string' } },
+    { timestamp: TIMESTAMP_TAKES },
+  );
   if (values.help) {
     io.stdout(SIGN_USAGE);
     return 0;

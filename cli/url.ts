@@ -1,4 +1,5 @@
 // An endpoint's URL as the CLI takes it: http(s), without credentials, never shown with a password.
+import { refusedPort } from '../api/bad-port.js';
 import { hasCredentials, redactUrl } from '../testing/mock-service/url.js';
 import { UsageError } from './io.js';
 
@@ -21,4 +22,15 @@ export function endpointUrl(value: string, name: string): string {
       `${name} must not carry a user name or password (the service sends none): ${redactUrl(value)}`,
     );
   return value;
+}
+
+/**
+ * Refuses a URL option on a port fetch never connects to, with the fix; called once the other options are checked,
+ * as every delivery would otherwise fail at once with fetch's bare "bad port".
+ * @example
+ * fetchablePort(url, '--url');
+ */
+export function fetchablePort(value: string, name: string): void {
+  const refused = refusedPort(new URL(value));
+  if (refused !== undefined) throw new UsageError(`${name}: ${refused}; run the endpoint on another port`);
 }

@@ -1,5 +1,6 @@
 // createMockService: a local Workforce Service on loopback, its read API over fixtures and its webhook sender.
 import type { AddressInfo } from 'node:net';
+import { refusedPort } from '../../api/bad-port.js';
 import { isCalendarDate } from '../../api/dates.js';
 import { CURRENT_API_VERSION } from '../../src/envelope.js';
 import type { WorkforceEvent } from '../../src/types.js';
@@ -170,6 +171,10 @@ export async function createMockService(options: MockServiceOptions = {}): Promi
         throw new Error(
           `workforce-webhooks mock: ${redactUrl(url)} carries a user name or password; give it without`,
         );
+      // Every delivery to a port fetch refuses would fail with a bare "bad port": said here, with the fix.
+      const refused = URL.canParse(url) ? refusedPort(new URL(url)) : undefined;
+      if (refused !== undefined)
+        throw new Error(`workforce-webhooks mock: ${redactUrl(url)}: ${refused}; use another port`);
       const subscription: Subscription = {
         id: crypto.randomUUID(),
         url,
