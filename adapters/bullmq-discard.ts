@@ -5,10 +5,19 @@ import type { Redis } from 'ioredis';
 import type { EventJob, JobData } from './bullmq-dead-letters.js';
 import { onLockedLetter, postgresPool } from './bullmq-postgres-letter.js';
 
-// Drops a dead letter from the failed set when it is there, with the failure time asked for when one is given.
-const FAILED_TAKE = `local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+// Drops a dead letter when it is in the failed set, with the failure time asked for when one is given: out of the set,
+// its job's keys (as BullMQ's removal of a job with no parent, children or deduplication, which an event's job never
+// has) and its record of success, with the 'removed' event BullMQ's removal writes. One step, so a Redis lost halfway
+// never leaves a job's hash behind with no expiry (kept for ever, and a redelivery of the event added as a no-op).
+const FAILED_DROP = `local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not score or (ARGV[2] ~= '' and tonumber(score) ~= tonumber(ARGV[2])) then return 0 end
-return redis.call('ZREM', KEYS[1], ARGV[1])`;
+redis.call('ZREM', KEYS[1], ARGV[1])
+local job = KEYS[2]
+redis.call('DEL', job, job .. ':logs', job .. ':dependencies', job .. ':processed', job .. ':failed',
+  job .. ':unsuccessful', KEYS[3])
+local most = tonumber(redis.call('HGET', KEYS[5], 'opts.maxLenEvents')) or 10000
+redis.call('XADD', KEYS[4], 'MAXLEN', '~', most, '*', 'event', 'removed', 'jobId', ARGV[1], 'prev', 'failed')
+return 1`;
 
 /**
  * Drops the dead letter of `eventId` (with the failure time `failedAt`, when given) and its record of success; false
@@ -24,14 +33,11 @@ export async function discardLetter(
   { failedAt, successKey }: { readonly failedAt: number | undefined; readonly successKey: string },
 ): Promise<boolean> {
   if (producer !== undefined) {
-    // Taken out of the failed set first, atomically and only with the failure time asked for: of a discard and a
-    // replay (or two discards) of one letter, only the first finds it there, so a replayed event is never removed,
-    // nor its newer failure by a discard that listed the older one.
-    const taken = await producer.eval(FAILED_TAKE, 1, queue.keys.failed!, eventId, failedAt ?? '');
-    if (taken !== 1) return false;
-    await queue.remove(eventId);
-    await producer.del(successKey);
-    return true;
+    // Only while it is in the failed set with the failure time asked for: of a discard and a replay (or two
+    // discards) of one letter, only the first finds it there, so a replayed event is never removed, nor its newer
+    // failure by a discard that listed the older one.
+    const keys = [queue.keys.failed!, queue.toKey(eventId), successKey, queue.keys.events!, queue.keys.meta!];
+    return (await producer.eval(FAILED_DROP, keys.length, ...keys, eventId, failedAt ?? '')) === 1;
   }
   // On Postgres, checked and removed in one transaction with the row locked: of a discard and a replay (or two
   // discards) of one letter, the second waits for the first and finds it gone, running, or failed again since.
