@@ -2,33 +2,15 @@
 // close resolves, and a write never landed lets an older event of the record run over the newer one later (spec rule
 // 4). close waits for the write within its timeoutMs, and says so at error level when it could not.
 import { describe, expect, it } from 'vitest';
-import { createMemoryQueue, createMemoryStore, createReceiver, type DedupeStore } from 'workforce-webhooks';
+import { createMemoryQueue, createReceiver } from 'workforce-webhooks';
 import { markOf } from '../../src/ordering-mark.js';
 import { recordingLogger } from '../support/logger.js';
 import { signedLeave, until } from '../support/ordering-scenario.js';
+import { refusingOrderingStore } from '../support/refusing-ordering-store.js';
 
 const secret = 'whsec_ordering_close_pending';
 
-// The memory store whose watermark writes throw while `refusing` is set (Redis out of memory, Postgres away).
-const refusingWatermarks = () => {
-  const inner = createMemoryStore();
-  const keys = inner.ordering!;
-  const state = { refusing: false, refused: 0 };
-  const store: DedupeStore = {
-    ...inner,
-    ordering: {
-      ...keys,
-      leave(key, owner, mark, ttlMs, run) {
-        if (state.refusing && mark !== undefined) {
-          state.refused++;
-          throw new Error('OOM command not allowed when used memory > maxmemory');
-        }
-        return keys.leave(key, owner, mark, ttlMs, run);
-      },
-    },
-  };
-  return { store, state, watermark: (key: string) => keys.watermark(key) };
-};
+const refusingWatermarks = () => refusingOrderingStore();
 
 // A receiver whose one event's handlers end just as the store starts refusing watermark writes.
 async function closingWithRefusedWrite() {

@@ -2,18 +2,12 @@
 // that refuses the watermark write. Memory store and queue, through `handle`.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import {
-  createMemoryQueue,
-  createMemoryStore,
-  createReceiver,
-  type DeadLetter,
-  type DedupeStore,
-  type ReceiverOptions,
-} from 'workforce-webhooks';
+import { createMemoryQueue, createReceiver, type DeadLetter, type ReceiverOptions } from 'workforce-webhooks';
 import { createSignedDelivery } from 'workforce-webhooks/testing';
 import { markOf } from '../../src/ordering-mark.js';
 import { recordingLogger } from '../support/logger.js';
 import { signedLeave, until } from '../support/ordering-scenario.js';
+import { refusingOrderingStore } from '../support/refusing-ordering-store.js';
 
 const secret = 'whsec_ordering_faults';
 const encoder = new TextEncoder();
@@ -200,26 +194,7 @@ describe('an ordering.key function that throws', () => {
   });
 });
 
-// The memory store, whose ordering `leave` refuses every call that moves a watermark while `refusing` is set.
-const refusingWatermarks = () => {
-  const inner = createMemoryStore();
-  const keys = inner.ordering!;
-  const state = { refusing: false, refused: 0 };
-  const store: DedupeStore = {
-    ...inner,
-    ordering: {
-      ...keys,
-      leave(key, owner, mark, ttlMs, run) {
-        if (state.refusing && mark !== undefined) {
-          state.refused++;
-          throw new Error('OOM command not allowed when used memory > maxmemory');
-        }
-        return keys.leave(key, owner, mark, ttlMs, run);
-      },
-    },
-  };
-  return { store, state, watermark: (key: string) => keys.watermark(key) };
-};
+const refusingWatermarks = () => refusingOrderingStore();
 
 describe('a watermark write the store refuses', () => {
   it('is written again once the store takes it, the key kept meanwhile: an older event waits, then is skipped', async () => {

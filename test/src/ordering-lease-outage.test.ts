@@ -3,41 +3,18 @@
 // run in this process, so no other event of the record runs beside it or over it meanwhile.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { createMemoryQueue, createMemoryStore, createReceiver, type DedupeStore } from 'workforce-webhooks';
+import { createMemoryQueue, createMemoryStore, createReceiver } from 'workforce-webhooks';
 import { markOf } from '../../src/ordering-mark.js';
 import { recordingLogger } from '../support/logger.js';
 import { signedLeave, until } from '../support/ordering-scenario.js';
+import { refusingOrderingStore } from '../support/refusing-ordering-store.js';
 
 const secret = 'whsec_ordering_lease_outage';
 
 const leave = (type: string, second: number, key: string) => signedLeave(secret, type, second, key);
 
-// The memory store whose lease renewals and watermark writes throw while `refusing` is set; `enter` still answers,
-// so a lapsed key can be taken (what Redis out of memory does: taking a lapsed key frees its hash first).
-const refusingKeeps = () => {
-  const inner = createMemoryStore();
-  const keys = inner.ordering!;
-  const state = { refusing: false, refused: 0 };
-  const refuse = (): never => {
-    state.refused++;
-    throw new Error('OOM command not allowed when used memory > maxmemory');
-  };
-  const store: DedupeStore = {
-    ...inner,
-    ordering: {
-      ...keys,
-      renew(key, owner, run, leaseMs) {
-        if (state.refusing) refuse();
-        return keys.renew(key, owner, run, leaseMs);
-      },
-      leave(key, owner, mark, ttlMs, run) {
-        if (state.refusing && mark !== undefined) refuse();
-        return keys.leave(key, owner, mark, ttlMs, run);
-      },
-    },
-  };
-  return { store, state, watermark: (key: string) => keys.watermark(key) };
-};
+// Renewals refused too: the key's lease lapses in the store while its run goes on here.
+const refusingKeeps = () => refusingOrderingStore({ renewals: true });
 
 const leaseMs = 150;
 
