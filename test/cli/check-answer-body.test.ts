@@ -1,11 +1,11 @@
 // `check` on an endpoint whose failures answer with arbitrary bodies: the status and the receiver's own error code
 // are shown, never bytes the endpoint reflects (the request's signature, a secret, terminal control sequences).
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../cli/run.js';
 import { capture } from './capture.js';
 import { endless } from './endless-answer.js';
+import { serveEndpoint } from './endpoint.js';
 
 const SECRET = 'whsec_check_answer_body';
 const closers: (() => Promise<unknown>)[] = [];
@@ -13,18 +13,8 @@ afterEach(async () => {
   for (const close of closers.splice(0)) await close();
 });
 
-async function serve(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => handler(req, res));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  closers.push(() => {
-    server.closeAllConnections();
-    return new Promise((resolve) => server.close(resolve));
-  });
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/workforce`;
-}
+const serve = (handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> =>
+  serveEndpoint(handler, '/webhooks/workforce', closers);
 
 async function check(url: string) {
   const io = capture();

@@ -1,11 +1,11 @@
 // `send` prints the endpoint's answer: the bytes a terminal would obey are shown as escapes, and an answer that
 // never ends is read only up to a limit, so the command ends with what it read.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../cli/run.js';
 import { capture } from './capture.js';
 import { endless } from './endless-answer.js';
+import { serveEndpoint } from './endpoint.js';
 
 const SECRET = 'whsec_send_answer_body';
 const closers: (() => Promise<unknown>)[] = [];
@@ -13,18 +13,8 @@ afterEach(async () => {
   for (const close of closers.splice(0)) await close();
 });
 
-async function serve(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => handler(req, res));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  closers.push(() => {
-    server.closeAllConnections();
-    return new Promise((resolve) => server.close(resolve));
-  });
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
-}
+const serve = (handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> =>
+  serveEndpoint(handler, '/hooks', closers);
 
 async function send(url: string) {
   const io = capture();
