@@ -1,32 +1,14 @@
 // The BullMQ queue's dead letters: its failed jobs, read a page at a time in failure order, and taken out one by one.
 // Internal: not a subpath of the package.
-import type { Job, Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { type CheckedDeadLetterFilter, deadLetterFilter, pageLimit } from '../src/dead-letters.js';
 import { ConfigurationError } from '../src/errors.js';
-import type { DeadLetter, DeadLetterPage, DeadLetterQuery, QueuedEvent } from '../src/queue.js';
+import type { DeadLetter, DeadLetterPage, DeadLetterQuery } from '../src/queue.js';
+import { type EventJob, isEventData, type JobData } from './bullmq-job.js';
 import { postgresPool } from './bullmq-postgres-letter.js';
 import { type LetterRow, readLetterRows } from './bullmq-postgres-page.js';
 import { LUA_BELOW } from './redis-script.js';
-
-/**
- * A job's data: the queued event, the class of its last failure (for the dead-letter list), and for an inline run
- * handed over with no attempt left, its failure's message (the job fails with it at once).
- */
-export type JobData = QueuedEvent & { readonly lastError?: string; readonly failedInline?: string };
-/** A job of the queue. */
-export type EventJob = Job<JobData>;
-
-/**
- * True when a job's data is an event this package queued: another app's job added under the same queue name and
- * prefix is not, and is never run, listed or replayed as one.
- * @example
- * if (!isEventData(job.data)) throw new UnrecoverableError('not a workforce-webhooks event');
- */
-export function isEventData(data: unknown): data is JobData {
-  const event = (data as { event?: { id?: unknown; type?: unknown } } | null)?.event;
-  return typeof event?.id === 'string' && typeof event.type === 'string';
-}
 
 // One page of BullMQ's failed set (scored by failure time), newest first, from just after the cursor's position,
 // whether or not the cursor's own job is still there (replayed or discarded since). The ties of a failure time come

@@ -2,7 +2,7 @@
 // Internal: not a subpath of the package.
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { EventJob, JobData } from './bullmq-dead-letters.js';
+import type { EventJob, JobData } from './bullmq-job.js';
 import { onLockedLetter, postgresPool } from './bullmq-postgres-letter.js';
 
 // Drops a dead letter when it is in the failed set, with the failure time asked for when one is given: out of the set,

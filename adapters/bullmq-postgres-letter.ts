@@ -2,7 +2,7 @@
 // discard racing another finds what the first did, as the Redis scripts do in one step.
 // Internal: not a subpath of the package.
 import type { Queue } from 'bullmq';
-import type { JobData } from './bullmq-dead-letters.js';
+import type { JobData } from './bullmq-job.js';
 
 /**
  * What a Postgres letter's transaction needs of a `pg` pool: a client of its own.

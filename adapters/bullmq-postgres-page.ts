@@ -4,7 +4,7 @@ import type { Queue } from 'bullmq';
 import type { CheckedDeadLetterFilter } from '../src/dead-letters.js';
 import { ConfigurationError } from '../src/errors.js';
 import { ADMIN_TIMEOUT_MS } from './bullmq-admin.js';
-import type { JobData } from './bullmq-dead-letters.js';
+import type { JobData } from './bullmq-job.js';
 import type { PgPool } from './bullmq-postgres-letter.js';
 
 /**

@@ -6,7 +6,8 @@ import { errorClassOf } from '../src/dead-letters.js';
 import { WebhookError } from '../src/errors.js';
 import { OrderingWait } from '../src/ordering-wait.js';
 import type { QueueHooks } from '../src/queue.js';
-import { type EventJob, isEventData, keptError } from './bullmq-dead-letters.js';
+import { keptError } from './bullmq-dead-letters.js';
+import { type EventJob, isEventData } from './bullmq-job.js';
 import type { SuccessRecords } from './bullmq-success.js';
 
 /** The worker's processor, and what the queue tells it about the attempts it runs. */

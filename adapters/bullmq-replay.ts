@@ -2,7 +2,7 @@
 // Internal: not a subpath of the package.
 import { ErrorCode, type Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { type EventJob, isEventData, type JobData } from './bullmq-dead-letters.js';
+import { type EventJob, isEventData, type JobData } from './bullmq-job.js';
 import { onLockedLetter, type PgPool, postgresPool } from './bullmq-postgres-letter.js';
 import { runScript, script } from './redis-script.js';
 
