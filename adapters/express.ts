@@ -1,8 +1,8 @@
 // Express adapter: the unread stream's raw bytes (or express.raw()'s, if one ran); a parsed body is refused loudly.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ConfigurationError } from '../src/errors.js';
 import type { Logger } from '../src/logger.js';
 import type { HandleInput, Receiver } from '../src/receiver.js';
+import { notAReceiver } from '../src/receiver-given.js';
 import { answerNode } from './node-answer.js';
 import { readNodeInput } from './node-io.js';
 
@@ -37,11 +37,14 @@ export function createExpressMiddleware(
     readonly logger?: Logger;
   },
 ): (req: IncomingMessage & { body?: unknown }, res: ServerResponse) => Promise<void> {
-  // Mounted itself instead of its result, the factory would be handed a request and never answer it: said at once.
-  if (typeof receiver?.handle !== 'function')
-    throw new ConfigurationError(
-      "workforce-webhooks: createExpressMiddleware takes the receiver createReceiver made, and returns the route's handler: app.all('/webhooks/workforce', createExpressMiddleware(receiver))",
-    );
+  const wrong = notAReceiver(
+    receiver,
+    'handle',
+    'createExpressMiddleware',
+    "the route's handler",
+    "app.all('/webhooks/workforce', createExpressMiddleware(receiver))",
+  );
+  if (wrong !== undefined) throw wrong;
   const handle = (input: HandleInput) => receiver.handle(input);
   const limits = { limit: receiver.maxBodyBytes, timeoutMs: receiver.bodyTimeoutMs };
   const { logger } = receiver;

@@ -2,8 +2,8 @@
 import type { Http2ServerResponse } from 'node:http2';
 import type { Readable } from 'node:stream';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { ConfigurationError } from '../src/errors.js';
 import type { BodyProblem, HandleInput, Receiver } from '../src/receiver.js';
+import { notAReceiver } from '../src/receiver-given.js';
 import type { WebhookResponse } from '../src/responses.js';
 import { withoutConnection } from './node-answer.js';
 import { type BodyFailure, bodyProblemOf } from './node-failure.js';
@@ -34,12 +34,14 @@ export function createFastifyPlugin(
   // Registered itself instead of its result, the factory is handed the Fastify instance, and a plain return would
   // register nothing (every delivery Fastify's 404). A rejected promise is what Fastify awaits from a plugin: start-up
   // fails with the line to write.
-  if (typeof receiver?.handle !== 'function')
-    return Promise.reject(
-      new ConfigurationError(
-        "workforce-webhooks: createFastifyPlugin takes the receiver createReceiver made, and returns the plugin: app.register(createFastifyPlugin(receiver, { path: '/webhooks/workforce' }))",
-      ),
-    ) as never;
+  const wrong = notAReceiver(
+    receiver,
+    'handle',
+    'createFastifyPlugin',
+    'the plugin',
+    "app.register(createFastifyPlugin(receiver, { path: '/webhooks/workforce' }))",
+  );
+  if (wrong !== undefined) return Promise.reject(wrong) as never;
   const handle = (input: HandleInput) => receiver.handle(input);
   const send = (reply: FastifyReply, response: WebhookResponse): void => {
     reply.code(response.status).headers(response.headers).send(response.body);

@@ -3,9 +3,9 @@ import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { type BodyResult, readBodyWithin } from '../src/body.js';
-import { ConfigurationError } from '../src/errors.js';
 import type { Logger } from '../src/logger.js';
 import type { BodyProblem, HandleInput, Receiver } from '../src/receiver.js';
+import { notAReceiver } from '../src/receiver-given.js';
 import type { WebhookResponse } from '../src/responses.js';
 
 const HONO_FIX =
@@ -27,11 +27,14 @@ export function createHonoHandler(
     readonly logger?: Logger;
   },
 ): (c: Context) => Promise<Response> {
-  // Mounted itself instead of its result, the factory would be handed a request and never answer it: said at once.
-  if (typeof receiver?.handle !== 'function')
-    throw new ConfigurationError(
-      "workforce-webhooks: createHonoHandler takes the receiver createReceiver made, and returns the route's handler: app.all('/webhooks/workforce', createHonoHandler(receiver))",
-    );
+  const wrong = notAReceiver(
+    receiver,
+    'handle',
+    'createHonoHandler',
+    "the route's handler",
+    "app.all('/webhooks/workforce', createHonoHandler(receiver))",
+  );
+  if (wrong !== undefined) throw wrong;
   const handle = (input: HandleInput) => receiver.handle(input);
   // Once per receiver, not per handler: on Workers a handler may be made per request around the isolate's receiver.
   const waitUntilThrew = (error: unknown): void => {

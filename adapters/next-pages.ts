@@ -1,9 +1,9 @@
 // Next.js Pages Router API route: the raw bytes of the untouched Node request, or, on `runtime: 'edge'`, the Request.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { declaredLength, readStreamBody } from '../src/body.js';
-import { ConfigurationError } from '../src/errors.js';
 import { createWarnOnce, silentLogger } from '../src/logger.js';
 import type { FetchPlatform, HandleInput, Receiver } from '../src/receiver.js';
+import { notAReceiver } from '../src/receiver-given.js';
 import { answers, toWebResponse } from '../src/responses.js';
 import { writeResponse } from './node-answer.js';
 import { bodyProblemOf } from './node-failure.js';
@@ -35,11 +35,14 @@ export function createNextApiHandler(
   receiver: Pick<Receiver<unknown>, 'handle' | 'maxBodyBytes' | 'bodyTimeoutMs'> &
     Partial<Pick<Receiver<unknown>, 'fetch' | 'logger'>>,
 ): NextApiRoute {
-  // Mounted itself instead of its result, the factory would be handed a request and never answer it: said at once.
-  if (typeof receiver?.handle !== 'function')
-    throw new ConfigurationError(
-      'workforce-webhooks: createNextApiHandler takes the receiver createReceiver made, and returns the API route: export default createNextApiHandler(receiver)',
-    );
+  const wrong = notAReceiver(
+    receiver,
+    'handle',
+    'createNextApiHandler',
+    'the API route',
+    'export default createNextApiHandler(receiver)',
+  );
+  if (wrong !== undefined) throw wrong;
   const { maxBodyBytes: limit, bodyTimeoutMs: timeoutMs, logger } = receiver;
   const warnOnce = createWarnOnce(logger ?? silentLogger);
   // An edge API route (`runtime: 'edge'`) is called as a route handler is: a Request in, a Response out.

@@ -1,9 +1,9 @@
 // Next.js adapters: an App Router route handler (`after()` keeps queued work alive) and a Pages Router API route.
 import type { ServerResponse } from 'node:http';
 import * as nextServer from 'next/server.js';
-import { ConfigurationError } from '../src/errors.js';
 import { createWarnOnce } from '../src/logger.js';
 import type { Receiver } from '../src/receiver.js';
+import { notAReceiver } from '../src/receiver-given.js';
 import { answers, toWebResponse } from '../src/responses.js';
 import { isRequest } from './next-pages.js';
 import { writeResponse } from './node-answer.js';
@@ -26,11 +26,14 @@ const WRONG_ROUTER =
 export function createNextRouteHandler(
   receiver: Pick<Receiver<unknown>, 'fetch' | 'logger'>,
 ): (request: Request) => Promise<Response> {
-  // Exported itself instead of its result, the factory would be handed the request: said at once.
-  if (typeof receiver?.fetch !== 'function')
-    throw new ConfigurationError(
-      'workforce-webhooks: createNextRouteHandler takes the receiver createReceiver made, and returns the route handler: export const POST = createNextRouteHandler(receiver)',
-    );
+  const wrong = notAReceiver(
+    receiver,
+    'fetch',
+    'createNextRouteHandler',
+    'the route handler',
+    'export const POST = createNextRouteHandler(receiver)',
+  );
+  if (wrong !== undefined) throw wrong;
   const warnOnce = createWarnOnce(receiver.logger);
   // On serverless the function may be frozen once the answer is sent: `after()` keeps it up until the work ends.
   const waitUntil = (work: Promise<unknown>): void => {

@@ -1,8 +1,8 @@
 // node:http adapter: read the raw bytes (bounded in size and time), call the core, write its answer.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DEFAULT_BODY_TIMEOUT_MS } from '../src/body.js';
-import { ConfigurationError } from '../src/errors.js';
 import type { HandleInput, Receiver } from '../src/receiver.js';
+import { notAReceiver } from '../src/receiver-given.js';
 import { answerNode, writeResponse } from './node-answer.js';
 import { readNodeInput } from './node-io.js';
 
@@ -18,11 +18,14 @@ const NODE_FIX =
 export function createNodeHandler(
   receiver: Pick<Receiver<unknown>, 'handle' | 'maxBodyBytes' | 'bodyTimeoutMs'>,
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
-  // Mounted itself instead of its result, the factory would be handed a request and never answer it: said at once.
-  if (typeof receiver?.handle !== 'function')
-    throw new ConfigurationError(
-      "workforce-webhooks: createNodeHandler takes the receiver createReceiver made, and returns the request handler: const webhooks = createNodeHandler(receiver), then webhooks(req, res) for the webhook's path",
-    );
+  const wrong = notAReceiver(
+    receiver,
+    'handle',
+    'createNodeHandler',
+    'the request handler',
+    "const webhooks = createNodeHandler(receiver), then webhooks(req, res) for the webhook's path",
+  );
+  if (wrong !== undefined) throw wrong;
   const handle = (input: HandleInput) => receiver.handle(input);
   const limits = { limit: receiver.maxBodyBytes, timeoutMs: receiver.bodyTimeoutMs };
   return (req, res) =>
