@@ -61,7 +61,9 @@ export class Watchdog {
   watch(attempt: RunningAttempt): void {
     this.#watched.add(attempt);
     if (this.#timer === undefined) this.#timer = setInterval(() => this.#sweep(), this.#everyMs);
-    else if (this.#watched.size === 1) this.#timer.ref();
+    // Workers' (and browsers') timers are numbers, with no ref/unref: a call would throw, and the attempt whose
+    // start or end made it would never end, holding its queue slot for good.
+    else if (this.#watched.size === 1) this.#timer.ref?.();
   }
 
   /** Stops watching `attempt`. */
@@ -69,7 +71,7 @@ export class Watchdog {
     this.#watched.delete(attempt);
     // Idle: the timer no longer keeps the process alive, and the next sweep stops it. It is not stopped here,
     // because a queue that empties between deliveries would then set a new timer for every one.
-    if (this.#watched.size === 0) this.#timer?.unref();
+    if (this.#watched.size === 0) this.#timer?.unref?.();
   }
 
   #sweep(): void {

@@ -55,6 +55,12 @@ async function forEachMatch(
 ): Promise<BulkProgress> {
   if (!Number.isInteger(concurrency) || concurrency < 1)
     throw new ConfigurationError('concurrency must be a positive integer');
+  // Checked before any letter is touched: one that is not a function (`{ onProgress: verbose && log }` gives false)
+  // would throw after the first letters were replayed or discarded, and the call would reject as if none had been.
+  if (onProgress !== undefined && typeof onProgress !== 'function')
+    throw new ConfigurationError(
+      `onProgress must be a function or left out, e.g. ({ done }) => console.log(done), got ${typeof onProgress}`,
+    );
   if (typeof filter !== 'object' || filter === null)
     throw new ConfigurationError(
       'the dead-letter filter must be an object or nothing, e.g. { type: "leave.*" }',

@@ -148,8 +148,22 @@ export function deadLetterFilter({ type, since, until }: DeadLetterFilter = {}):
  * errorClassOf(new HandlerFailure([new TypeError('x')], [])); // 'TypeError'
  */
 export function errorClassOf(error: unknown): string {
-  const inner = error instanceof AggregateError && error.errors.length > 0 ? error.errors[0] : error;
-  if (!(inner instanceof Error)) return typeof inner;
-  // A subclass that does not set `name` still has its own constructor name.
-  return inner.name === 'Error' ? inner.constructor.name : inner.name;
+  // Read where failures are recorded (a catch block, a job's last error): a thrown value that throws when looked at
+  // (a revoked Proxy, a getter that throws) must not replace the failure, so it is named by what is known of it.
+  let known: string = typeof error;
+  try {
+    const inner = error instanceof AggregateError && error.errors.length > 0 ? error.errors[0] : error;
+    known = typeof inner;
+    if (!isError(inner)) return known;
+    known = 'Error';
+    // A subclass that does not set `name` still has its own constructor name.
+    const name: unknown = inner.name === 'Error' ? inner.constructor?.name : inner.name;
+    return typeof name === 'string' && name !== '' ? name : known;
+  } catch {
+    return known;
+  }
 }
+
+// An Error of this realm, or of another (a `vm` context, an iframe), whose `instanceof Error` is false.
+const isError = (value: unknown): value is Error =>
+  value instanceof Error || Object.prototype.toString.call(value) === '[object Error]';

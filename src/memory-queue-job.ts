@@ -1,6 +1,6 @@
-// A job of the memory queue: its event, its attempts and handlers done, and who hears when an attempt ends.
+// A job of the memory queue: its event, its attempts and handlers done, who hears when an attempt ends, its dead letter.
 import type { Attempt, AttemptFailure, AttemptOptions, Watchdog } from './attempt.js';
-import type { QueuedEvent } from './queue.js';
+import type { DeadLetter, QueuedEvent } from './queue.js';
 
 // A first attempt has no handler done yet: one shared empty list instead of one per job.
 const NONE_COMPLETED: readonly number[] = Object.freeze([]);
@@ -68,5 +68,23 @@ export class Job implements AttemptOptions {
   end(): void {
     this.#ended = true;
     this.#resolve?.();
+  }
+
+  /**
+   * Its dead letter, failed with `error` now. `waiting`: close() gave it up while it waited (queued, between
+   * attempts, for its ordering key), so no attempt ended in this letter.
+   */
+  letter(error: unknown, waiting: boolean): DeadLetter {
+    const { event, deliveryId, trace } = this.data;
+    return {
+      event,
+      deliveryId,
+      // A waiting job's number is that of the attempt it waited to make.
+      attempts: waiting ? this.attempt - 1 : this.attempt,
+      error,
+      failedAt: Date.now(),
+      ...(waiting ? { waiting } : {}),
+      ...(trace === undefined ? {} : { trace }),
+    };
   }
 }

@@ -2,48 +2,26 @@
 import { type AttemptFailure, type AttemptProcessor, startAttempt, Watchdog } from './attempt.js';
 import { DeadLetterList } from './dead-letter-list.js';
 import { ConfigurationError, WebhookError } from './errors.js';
+import { inThisContext, nextTurn } from './event-loop-turn.js';
+import type { Logger } from './logger.js';
 import { Job, type JobOwner } from './memory-queue-job.js';
+import { type MemoryQueueOptions, resolveMemoryQueueOptions } from './memory-queue-options.js';
 import { OrderingWait } from './ordering-wait.js';
-import {
-  type Backoff,
-  type DeadLetter,
-  type DeadLetterPage,
-  type DeadLetterQuery,
-  type DiscardOptions,
-  type EnqueueResult,
-  type EventQueue,
-  exponentialBackoff,
-  type QueueCounts,
-  type QueuedEvent,
-  type QueueHooks,
-  type ReplayOptions,
+import type {
+  DeadLetterPage,
+  DeadLetterQuery,
+  DiscardOptions,
+  EnqueueResult,
+  EventQueue,
+  QueueCounts,
+  QueuedEvent,
+  QueueHooks,
+  ReplayOptions,
 } from './queue.js';
-import { closeTimeoutProblem, MAX_TIMER_MS } from './timer-limit.js';
+import { createRetryDelay } from './retry-delay.js';
+import { closeTimeoutProblem } from './timer-limit.js';
 
-/** Options of `createMemoryQueue`. */
-export interface MemoryQueueOptions {
-  /** Jobs run at once. Default 10. */
-  readonly concurrency?: number;
-  /**
-   * Jobs held (waiting, retrying and running) before deliveries get 503 `queue_full`. Default 10 000. An inline
-   * run handed over after its 202 is taken past it: the sender will not send that event again.
-   */
-  readonly maxQueued?: number;
-  /** Attempts per event before it becomes a dead letter. Default 5. */
-  readonly attempts?: number;
-  /**
-   * Delay before each retry (ms), given the attempt that failed. Default exponential from 1 s to 5 min, with
-   * jitter. A delay past 2^31 - 1 ms (about 24.8 days, the longest a timer waits) is cut to it.
-   */
-  readonly backoff?: Backoff;
-  /**
-   * One attempt's time limit; its `ctx.signal` is aborted then. One timer checks every attempt, so the abort
-   * may come up to a quarter of the limit (at most 1 s) late. Default 30 000.
-   */
-  readonly handlerTimeoutMs?: number;
-  /** Dead letters kept; the oldest are dropped (and logged) past it. Default 10 000. */
-  readonly maxDeadLetters?: number;
-}
+export type { MemoryQueueOptions } from './memory-queue-options.js';
 
 /**
  * The default queue: fast and simple, survives `receiver.close()` (it drains) but not a killed process.
@@ -52,36 +30,23 @@ export interface MemoryQueueOptions {
  * createReceiver({ secret, queue: createMemoryQueue({ concurrency: 20, attempts: 8 }) });
  */
 export function createMemoryQueue(options: MemoryQueueOptions = {}): EventQueue {
-  if (typeof options !== 'object' || options === null)
-    throw new ConfigurationError('createMemoryQueue options must be an object, e.g. { concurrency: 20 }');
-  return new MemoryQueue(options);
+  return new MemoryQueue(resolveMemoryQueueOptions(options));
 }
 
 const FULL: EnqueueResult = Object.freeze({ status: 'full' });
 
-// setImmediate runs after the I/O callback that queued the job has written its answer; runtimes without it
-// (Workers, browsers) get a zero timeout.
-const nextTurn: (run: () => void) => void =
-  typeof globalThis.setImmediate === 'function'
-    ? (run) => void globalThis.setImmediate(run)
-    : (run) => void setTimeout(run, 0);
-
-// Node's async context (AsyncLocalStorage, and what builds on it: OpenTelemetry's context, a logger's request id).
-// Looked up at run time, so that a runtime without node:async_hooks (an edge bundle) never imports it.
-const asyncHooks = (
-  globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }
-).process?.getBuiltinModule?.('node:async_hooks') as typeof import('node:async_hooks') | undefined;
-
-// `run` bound to the async context it is made in (the queue's creation), where there is one.
-const inThisContext = (run: () => void): (() => void) =>
-  asyncHooks === undefined ? run : asyncHooks.AsyncResource.bind(run);
+// Attempts started before the queue gives the event loop a turn: handlers that end at once (or without waiting on
+// I/O) start the next job in the same turn, and a backlog of them would otherwise hold every socket, the answers
+// to new deliveries among them, until it drained. A hop per this many jobs costs nothing a delivery would notice.
+const STARTS_PER_TURN = 100;
 
 class MemoryQueue implements EventQueue {
   readonly inProcess = true;
   readonly #concurrency: number;
   readonly #maxQueued: number;
   readonly #attempts: number;
-  readonly #backoff: Backoff;
+  // The delay before the retry that follows a failed attempt (the backoff, guarded).
+  readonly #delay: (attempt: number, logger: Logger) => number;
   readonly #owner: JobOwner;
   #hooks: QueueHooks | undefined;
   #ready: Job[] = [];
@@ -100,45 +65,32 @@ class MemoryQueue implements EventQueue {
   #abandoning = false;
   #pumping = false;
   #scheduled = false;
+  // Attempts started since the last turn the queue took (see STARTS_PER_TURN).
+  #started = 0;
   // Made once: a closure made in #schedule would cost a context on every call, even those that return early.
   // Jobs start in the queue's own async context, never in that of the request or the job that happened to wake the
-  // queue up: one turn serves every delivery queued since the last, and a job that ends starts the next.
+  // queue up: one turn serves the deliveries queued since the last (up to STARTS_PER_TURN), and a job that ends
+  // starts the next.
   readonly #onTurn = inThisContext((): void => {
     this.#scheduled = false;
+    this.#started = 0;
     this.#pump();
   });
   readonly #pumpInContext = inThisContext((): void => this.#pump());
   #onIdle: (() => void) | undefined;
-  // A backoff past the longest timer is logged once, not at every retry.
-  #warnedLongBackoff = false;
 
   constructor({
-    concurrency = 10,
-    maxQueued = 10_000,
-    attempts = 5,
-    backoff = exponentialBackoff(),
-    handlerTimeoutMs = 30_000,
-    maxDeadLetters = 10_000,
-  }: MemoryQueueOptions) {
-    for (const [name, value] of Object.entries({
-      concurrency,
-      maxQueued,
-      attempts,
-      handlerTimeoutMs,
-      maxDeadLetters,
-    })) {
-      if (!Number.isInteger(value) || value < 1)
-        throw new ConfigurationError(`queue ${name} must be a positive integer`);
-    }
-    // Checked here, not at the first retry: a backoff that is not a function would fail every retry for good.
-    if (typeof backoff !== 'function')
-      throw new ConfigurationError(
-        `queue backoff must be a function from the failed attempt to a delay in ms, e.g. (attempt) => attempt * 1000, got ${typeof backoff}`,
-      );
+    concurrency,
+    maxQueued,
+    attempts,
+    backoff,
+    handlerTimeoutMs,
+    maxDeadLetters,
+  }: Required<MemoryQueueOptions>) {
     this.#concurrency = concurrency;
     this.#maxQueued = maxQueued;
     this.#attempts = attempts;
-    this.#backoff = backoff;
+    this.#delay = createRetryDelay(backoff);
     this.#owner = {
       timeoutMs: handlerTimeoutMs,
       watchdog: new Watchdog(handlerTimeoutMs),
@@ -195,14 +147,14 @@ class MemoryQueue implements EventQueue {
       void this.#bury(job, failure);
     } else {
       this.#hooks!.onRetry?.(job.data, made);
-      this.#retryLater(job, this.#delay(made));
+      this.#retryLater(job, this.#delay(made, this.#hooks!.logger));
     }
     return job;
   }
 
   // New jobs start on the next turn of the event loop, never inside enqueue: the 202 is written before any
-  // handler code runs, however long a handler computes before its first await. One turn serves every job
-  // queued since the last.
+  // handler code runs, however long a handler computes before its first await. One turn serves the jobs queued
+  // since the last, up to STARTS_PER_TURN.
   #schedule(): void {
     if (this.#scheduled) return;
     this.#scheduled = true;
@@ -294,6 +246,11 @@ class MemoryQueue implements EventQueue {
     this.#pumping = true;
     try {
       while (this.#running < this.#concurrency && this.#head < this.#ready.length) {
+        // The event loop's turn: the rest start on the next, after the I/O waiting meanwhile.
+        if (++this.#started > STARTS_PER_TURN) {
+          this.#schedule();
+          return;
+        }
         const job = this.#ready[this.#head]!;
         this.#ready[this.#head++] = undefined as unknown as Job;
         if (this.#head > 1024 && this.#head * 2 > this.#ready.length) {
@@ -343,7 +300,7 @@ class MemoryQueue implements EventQueue {
     }
     this.#hooks!.onRetry?.(job.data, job.attempt);
     job.attempt++;
-    this.#retryLater(job, this.#delay(job.attempt - 1));
+    this.#retryLater(job, this.#delay(job.attempt - 1, this.#hooks!.logger));
     this.#next();
   }
 
@@ -375,50 +332,12 @@ class MemoryQueue implements EventQueue {
     if (this.#idle) this.#onIdle?.();
   }
 
-  // A backoff that throws must not lose the job: it is retried after the default delay instead. One past the
-  // longest timer would fire at once (Node's overflow), so it is cut to that longest timer.
-  #delay(attempt: number): number {
-    let ms: number;
-    try {
-      ms = this.#backoff(attempt);
-      // NaN fails both tests; Infinity is a delay past the longest timer.
-      if (!(typeof ms === 'number' && ms >= 0))
-        throw new ConfigurationError(`backoff returned ${String(ms)}`);
-    } catch (error) {
-      this.#hooks!.logger.error(
-        { err: error },
-        'workforce-webhooks: the queue backoff failed; retrying in 1 s',
-      );
-      return 1000;
-    }
-    if (ms <= MAX_TIMER_MS) return ms;
-    // A configuration mistake (seconds taken for milliseconds, say), told once rather than at every retry.
-    if (!this.#warnedLongBackoff) {
-      this.#warnedLongBackoff = true;
-      this.#hooks!.logger.warn(
-        { backoffMs: ms },
-        `workforce-webhooks: the queue backoff returned more than ${MAX_TIMER_MS} ms (about 24.8 days, the longest a timer waits); retrying after ${MAX_TIMER_MS} ms instead: make backoff return milliseconds below that`,
-      );
-    }
-    return MAX_TIMER_MS;
-  }
-
   // Counted until its onDeadLetter call ends, so that close() waits for it. `waiting`: close() gave the job up
   // while it waited (queued, between attempts, for its ordering key), so no attempt ended in this letter.
   async #bury(job: Job, error: unknown, waiting = false): Promise<void> {
     this.#burying++;
     try {
-      const { event, deliveryId, trace } = job.data;
-      const letter: DeadLetter = {
-        event,
-        deliveryId,
-        // A waiting job's number is that of the attempt it waited to make.
-        attempts: waiting ? job.attempt - 1 : job.attempt,
-        error,
-        failedAt: Date.now(),
-        ...(waiting ? { waiting } : {}),
-        ...(trace === undefined ? {} : { trace }),
-      };
+      const letter = job.letter(error, waiting);
       const dropped = this.#dead.add(letter);
       if (dropped !== undefined) {
         this.#hooks!.logger.error(

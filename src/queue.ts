@@ -1,5 +1,6 @@
 // The queue interface the receiver hands accepted events to, and the shared shapes of jobs and dead letters.
 import type { DeadLetter, DeadLetterPage, DeadLetterQuery } from './dead-letters.js';
+import { ConfigurationError } from './errors.js';
 import type { Logger } from './logger.js';
 import type { WorkforceEvent } from './types.js';
 
@@ -148,11 +149,15 @@ export interface DiscardOptions {
   readonly failedAt?: number;
 }
 
+// A given option in an error message: a number as written, anything else by its kind (never its content).
+const shownNumber = (value: unknown): string => (typeof value === 'number' ? String(value) : typeof value);
+
 /** Retry delay in milliseconds before attempt `attempt + 1`, given the attempt that just failed. */
 export type Backoff = (attempt: number) => number;
 
 /**
- * Exponential backoff with jitter: the ceiling doubles from `baseMs` up to `maxMs`, the delay is drawn from its upper half.
+ * Exponential backoff with jitter: the ceiling doubles from `baseMs` up to `maxMs` (each 0 or more, else refused), the
+ * delay is drawn from its upper half.
  * @example
  * createMemoryQueue({ backoff: exponentialBackoff({ baseMs: 500, maxMs: 60_000 }) });
  */
@@ -163,6 +168,16 @@ export function exponentialBackoff({
   baseMs?: number;
   maxMs?: number;
 } = {}): Backoff {
+  // Checked here, where the mistake is made: a NaN (`Number(process.env.X)` unset) or a negative would otherwise
+  // surface only at the first retry, as a delay the queue cannot use.
+  if (!(typeof baseMs === 'number' && baseMs >= 0 && Number.isFinite(baseMs)))
+    throw new ConfigurationError(
+      `exponentialBackoff baseMs must be a number of milliseconds, 0 or more, e.g. 1000, got ${shownNumber(baseMs)}`,
+    );
+  if (!(typeof maxMs === 'number' && maxMs >= 0))
+    throw new ConfigurationError(
+      `exponentialBackoff maxMs must be a number of milliseconds, 0 or more, e.g. 300000, got ${shownNumber(maxMs)}`,
+    );
   return (attempt) => {
     const ceiling = Math.min(maxMs, baseMs * 2 ** Math.max(0, attempt - 1));
     return ceiling / 2 + Math.random() * (ceiling / 2);

@@ -1,0 +1,91 @@
+// The memory queue on Cloudflare's workerd, whose timers are numbers (no ref/unref): every queued event still ends.
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { Miniflare } from 'miniflare';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { createSignedDelivery } from 'workforce-webhooks/testing';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const secret = 'whsec_memory_queue_workerd_timers';
+
+// A Worker as the README shows one: the receiver in queue mode on the memory queue, its handlers' work handed to
+// waitUntil. `/state` tells what its handlers did and how many of the promises given to waitUntil settled.
+const WORKER = `
+import { createMemoryQueue, createReceiver } from './src/index.ts';
+
+const state = { finished: 0, handedOver: 0, settled: 0 };
+const receiver = createReceiver({ secret: '${secret}', queue: createMemoryQueue({ concurrency: 2 }) });
+receiver.on('leave.approved', async () => {
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  state.finished++;
+});
+
+export default {
+  fetch(request, _env, ctx) {
+    if (new URL(request.url).pathname === '/state') return Response.json(state);
+    return receiver.fetch(request, {
+      waitUntil: (work) => {
+        state.handedOver++;
+        ctx.waitUntil(work.then(() => void state.settled++));
+      },
+    });
+  },
+};
+`;
+
+async function workerScript(): Promise<string> {
+  const result = await build({
+    stdin: { contents: WORKER, resolveDir: root, loader: 'js' },
+    bundle: true,
+    format: 'esm',
+    platform: 'neutral',
+    target: 'es2022',
+    conditions: ['workerd', 'worker', 'browser'],
+    mainFields: ['module', 'main'],
+    write: false,
+    logLevel: 'silent',
+    // What the package's `#crypto` import resolves to off Node.
+    plugins: [
+      {
+        name: 'web-crypto',
+        setup(builder) {
+          builder.onResolve({ filter: /^#crypto$/ }, () => ({ path: resolve(root, 'src/crypto/web.ts') }));
+        },
+      },
+    ],
+  });
+  return result.outputFiles[0]!.text;
+}
+
+describe('the memory queue on workerd', () => {
+  it('ends every queued event, past its concurrency, and settles each promise handed to waitUntil', {
+    timeout: 60_000,
+  }, async () => {
+    const mf = new Miniflare({
+      modules: true,
+      script: await workerScript(),
+      compatibilityDate: '2024-09-23',
+    });
+    onTestFinished(() => mf.dispose());
+    const count = 6;
+    for (let i = 0; i < count; i++) {
+      const delivery = await createSignedDelivery({ secret, type: 'leave.approved' });
+      const response = await mf.dispatchFetch('http://worker/webhooks/workforce', {
+        method: 'POST',
+        headers: delivery.headers,
+        body: delivery.body,
+      });
+      expect(response.status).toBe(202);
+      await response.arrayBuffer();
+    }
+    let state = { finished: 0, handedOver: 0, settled: 0 };
+    // A wide bound on a hang: the handlers take 5 ms each.
+    const deadline = Date.now() + 30_000;
+    while (state.settled < count && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      state = (await (await mf.dispatchFetch('http://worker/state')).json()) as typeof state;
+    }
+    expect(state).toEqual({ finished: count, handedOver: count, settled: count });
+  });
+});
