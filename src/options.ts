@@ -94,6 +94,8 @@ const TIMER_OPTIONS: ReadonlySet<string> = new Set([
   'storeTimeoutMs',
   'queueTimeoutMs',
 ]);
+// The service's answer time (spec rule 2): a later answer counts as a failed delivery, and the event is sent again.
+const SENDER_ANSWER_MS = 10_000;
 // What the receiver calls on a store and a queue (the optional members of DedupeStore and EventQueue aside).
 const STORE_METHODS = ['claim', 'complete', 'release', 'renew'] as const;
 const QUEUE_METHODS = ['start', 'enqueue', 'deadLetters', 'replay', 'discard', 'close'] as const;
@@ -218,6 +220,12 @@ export function resolveOptions(options: ReceiverOptions): ResolvedOptions {
   const store = givenStore === undefined ? createMemoryStore({ now }) : checkedStore(givenStore);
   const queue = givenQueue === undefined ? createMemoryQueue() : checkedQueue(givenQueue);
   const logger = givenLogger === undefined ? createConsoleLogger({ now }) : checkedLogger(givenLogger);
+  // Said, not refused: the run still ends once, only its delivery is counted failed and sent again (then a duplicate).
+  if (mode === 'inline' && ackDeadlineMs >= SENDER_ANSWER_MS)
+    logger.warn(
+      { ackDeadlineMs },
+      `workforce-webhooks: ackDeadlineMs is ${ackDeadlineMs}, not under the service's 10 s answer time: an inline run longer than 10 s is answered after the service gave up on it, so the delivery is counted failed and sent again. Fix: leave ackDeadlineMs unset (8000) or under 10000; a run past it goes on after the 202, bounded by handlerTimeoutMs`,
+    );
   return {
     ...numbers,
     secrets: createSecretSource(secret, logger),

@@ -1,5 +1,4 @@
-// createReceiver: verify, parse, dedupe, then queue or run inline, and answer from the status table.
-import { readRequestBody } from './body.js';
+// createReceiver: the options checked, the parts wired into one receiver (handlers, the delivery path, close, dead letters).
 import { createClaims } from './claims.js';
 import {
   type BulkOptions,
@@ -8,28 +7,18 @@ import {
   replayDeadLetters,
 } from './dead-letter-bulk.js';
 import { createEnqueue } from './enqueue.js';
-import { CURRENT_API_VERSION, eventLogFields, loggableApiVersion, parseEvent } from './envelope.js';
-import { ConfigurationError, WebhookError, WebhookVerificationError } from './errors.js';
-import { type HeadersInput, headerValue } from './headers.js';
+import { WebhookError } from './errors.js';
 import { createInlineRunner } from './inline.js';
 import { createWarnOnce, type Logger } from './logger.js';
 import { type ReceiverOptions, resolveOptions } from './options.js';
 import { startProcessing } from './processing.js';
-import type {
-  DeadLetterFilter,
-  DeadLetterPage,
-  DeadLetterQuery,
-  QueuedEvent,
-  ReplayOptions,
-} from './queue.js';
+import type { DeadLetterFilter, DeadLetterPage, DeadLetterQuery, ReplayOptions } from './queue.js';
+import { createFetch, type FetchPlatform } from './receiver-fetch.js';
+import { createHandle, type HandleInput, type ReceiverState } from './receiver-handle.js';
 import { createRefusalReport } from './refusal-report.js';
 import { createRegistry } from './registry.js';
-import { type Answer, answers, toWebResponse, type WebhookResponse, withBackground } from './responses.js';
-import { NOT_CONFIGURED } from './secret-source.js';
-import { checkSignature, type ParsedSignature } from './signature.js';
-import type { ClaimResult } from './store.js';
-import type { DeliveryObserver } from './telemetry.js';
-import { observeClaim, observeDelivery, observeEvent, traceOf } from './telemetry-delivery.js';
+import type { WebhookResponse } from './responses.js';
+import { holdStore, refuseHeldStore } from './store-owners.js';
 import { guardTelemetry } from './telemetry-guard.js';
 import { closeTimeoutProblem } from './timer-limit.js';
 import type {
@@ -42,49 +31,14 @@ import type {
   TypesOf,
   WorkforceEvent,
 } from './types.js';
-import { typoWarning } from './unknown-type.js';
+import { createTypoCheck } from './unknown-type.js';
 
 export type { ReceiverOptions } from './options.js';
-
-// What `receiver.fetch` logs when the Request's body was read before it.
-const FETCH_FIX =
-  'pass the Request to receiver.fetch (or to the Next route handler) unread: nothing may call request.text(), request.json() or request.arrayBuffer() before it (to look at the body first, read a request.clone())';
-// What `receiver.fetch` logs when the platform's waitUntil throws (Workers' `ctx.waitUntil` called without its `ctx`).
-const WAIT_UNTIL_FIX =
-  'pass the platform context itself so that waitUntil keeps its `this`, e.g. receiver.fetch(request, ctx), not { waitUntil: ctx.waitUntil }';
-
-// What a delivery answered 200 ignored before any handler was registered logs: the service never sends it again.
-const NO_HANDLERS =
-  'workforce-webhooks: a delivery came before any handler was registered, and was answered 200 ignored: the service does not send it again. Register every receiver.on() / onAny() before the app listens (before any await in its start-up)';
+export type { FetchPlatform } from './receiver-fetch.js';
+export type { BodyProblem, HandleInput } from './receiver-handle.js';
 
 // close() with no timeoutMs.
 const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
-
-/** What adapters pass to `receiver.handle`. */
-export interface HandleInput {
-  /** Request method; anything but POST is answered 405. */
-  readonly method?: string;
-  readonly headers: HeadersInput;
-  /** The raw body exactly as received. */
-  readonly body?: Uint8Array;
-  /** Set instead of `body` when the adapter could not get the raw bytes. */
-  readonly bodyProblem?: BodyProblem;
-}
-
-/**
- * Why an adapter has no raw body: too large, not complete within `bodyTimeoutMs`, already parsed by something
- * else (with the fix), or unreadable.
- */
-export type BodyProblem =
-  | { readonly kind: 'too_large' }
-  | { readonly kind: 'timeout' }
-  | { readonly kind: 'raw_body_unavailable'; readonly fix: string }
-  | { readonly kind: 'unreadable' };
-
-/** Platform hooks for `receiver.fetch`: on Workers pass `ctx` itself, whose `waitUntil` is called on it. */
-export interface FetchPlatform {
-  readonly waitUntil?: (promise: Promise<unknown>) => void;
-}
 
 /** A webhook receiver: register handlers, mount it with an adapter (or call `fetch`), close it on shutdown. */
 export interface Receiver<M = EventDataMap> {
@@ -147,11 +101,13 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     leaseMs,
     ...rest
   } = resolveOptions(options);
+  // Refused before anything starts (the queue's worker, the ordering), so a refused receiver leaves nothing behind.
+  refuseHeldStore(store);
   const registry = createRegistry();
-  // Until the first on() / onAny(): a delivery ignored then is one the app meant to handle.
-  let handlersAdded = false;
-  const hasHandler = (type: string): boolean => registry.match(type).length > 0;
+  const state: ReceiverState = { closing: false, handlersAdded: false };
   const warnOnce = createWarnOnce(logger);
+  // A type meant that a handler takes is not ignored: the near name is one of the app's own beside it.
+  const checkTypos = createTypoCheck((type) => registry.match(type).length > 0, warnOnce);
   // Telemetry that throws (a broken meter, a span processor's bug) is logged once per method and otherwise
   // ignored: it never changes an answer, fails an attempt, or stops a retry or a dead letter.
   const telemetryFault = (hook: string, error: unknown): void =>
@@ -178,7 +134,6 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     telemetry,
     telemetryFault,
   });
-  let closing = false;
   let drained: Promise<void> | undefined;
   const enqueue = createEnqueue({
     queue,
@@ -186,7 +141,7 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     queueTimeoutMs: rest.queueTimeoutMs,
     logger,
     warnOnce,
-    closing: () => closing,
+    closing: () => state.closing,
   });
 
   const inline = createInlineRunner({
@@ -199,184 +154,24 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     onRetry: processing.onRetry,
   });
 
-  const refuseBody = (problem: BodyProblem): WebhookResponse => {
-    if (problem.kind === 'too_large') return answers.payloadTooLarge;
-    if (problem.kind === 'timeout') return answers.bodyTimeout;
-    if (problem.kind === 'unreadable') return answers.badRequest.invalid_payload;
-    warnOnce(
-      'raw_body_unavailable',
-      { fix: problem.fix },
-      `workforce-webhooks: the raw request body is not available (something read, parsed or decoded it before this route), so its signature cannot be checked. Fix: ${problem.fix}`,
-      'error',
-    );
-    return answers.rawBodyUnavailable;
-  };
-
-  // The hot path: one HMAC over the bytes as received, one JSON.parse, one claim, one enqueue. A refusal is
-  // answered at once (node:crypto); anything that reached the store answers with a promise.
-  const handle = (
-    { method, headers, body, bodyProblem }: HandleInput,
-    delivery: DeliveryObserver | undefined,
-  ): Answer => {
-    if (method !== undefined && method !== 'POST' && method.toUpperCase() !== 'POST')
-      return answers.methodNotAllowed;
-    if (closing) return answers.unavailable.shutting_down;
-    if (bodyProblem !== undefined) return refuseBody(bodyProblem);
-    if (body === undefined)
-      return refuseBody({ kind: 'raw_body_unavailable', fix: 'pass the raw request bytes as `body`' });
-    if (body.byteLength > maxBodyBytes) return answers.payloadTooLarge;
-    const secretsNow = secrets();
-    if (secretsNow === undefined) {
-      warnOnce('not_configured', {}, NOT_CONFIGURED, 'error');
-      return answers.notConfigured;
-    }
-    const deliveryId = headerValue(headers, 'svc-delivery-id');
-    let verified: ParsedSignature | Promise<ParsedSignature>;
-    try {
-      const header = headerValue(headers, 'svc-signature');
-      verified = checkSignature(body, header, secretsNow, toleranceSeconds, now());
-    } catch (error) {
-      return refuseSignature(error, deliveryId);
-    }
-    if (verified instanceof Promise) {
-      return verified.then(
-        () => accept(body, headers, deliveryId, delivery),
-        (error: unknown) => refuseSignature(error, deliveryId),
-      );
-    }
-    return accept(body, headers, deliveryId, delivery);
-  };
-
-  const refuseSignature = (error: unknown, deliveryId: string | undefined): WebhookResponse => {
-    if (!(error instanceof WebhookVerificationError)) throw error;
-    logger.info({ code: error.code, deliveryId }, 'workforce-webhooks: delivery refused');
-    refusals.refused(error.code);
-    return answers.badRequest[error.code];
-  };
-
-  const accept = (
-    body: Uint8Array,
-    headers: HeadersInput,
-    deliveryId: string | undefined,
-    delivery: DeliveryObserver | undefined,
-  ): Answer => {
-    refusals.verified();
-    let event: WorkforceEvent;
-    try {
-      event = parseEvent(body, headers);
-    } catch (error) {
-      logger.warn({ deliveryId, err: error }, 'workforce-webhooks: signed body is not a valid event');
-      return answers.badRequest.invalid_payload;
-    }
-    observeEvent(delivery, event, telemetryFault);
-    if (event.apiVersion !== CURRENT_API_VERSION) {
-      // Once per version: one that is not a date is one kind, named nowhere (its text is the body's).
-      const apiVersion = loggableApiVersion(event.apiVersion);
-      warnOnce(
-        `api_version:${apiVersion ?? 'other'}`,
-        { apiVersion },
-        'workforce-webhooks: unknown apiVersion, accepted',
-      );
-    }
-    if (registry.match(event.type).length === 0) {
-      logger.debug(eventLogFields(event), 'workforce-webhooks: no handler for this type, ignored');
-      if (!handlersAdded) warnOnce('no_handlers', {}, NO_HANDLERS);
-      return answers.ignored;
-    }
-    // Inline: a copy of an event this process is running is in progress whatever the store says (its lease may
-    // have lapsed while a handler held the event loop; the next renewal takes it back).
-    if (mode === 'inline' && inline.running(event.id)) return answers.inProgress;
-    // Ordering on: the claim also reads the key's watermark, in the same store step.
-    const orderingKey = ordering === undefined ? undefined : ordering.keyOf(event);
-    let claim: Promise<ClaimResult>;
-    try {
-      claim = claims.claim(event.id, orderingKey);
-    } catch (error) {
-      return storeDown(event, error);
-    }
-    return claim.then(
-      (result) => claimed(event, deliveryId, result, orderingKey, delivery),
-      (error: unknown) => storeDown(event, error),
-    );
-  };
-
-  const storeDown = (event: WorkforceEvent, error: unknown): WebhookResponse => {
-    // A store that says how it is set up wrong (a table never made) is not an outage: its error carries the fix.
-    logger.error(
-      { eventId: event.id, err: error },
-      error instanceof ConfigurationError
-        ? `workforce-webhooks: the dedupe store is not set up: ${error.message}`
-        : 'workforce-webhooks: the dedupe store is unreachable',
-    );
-    return answers.unavailable.store_unavailable;
-  };
-
-  const claimed = (
-    event: WorkforceEvent,
-    deliveryId: string | undefined,
-    claim: ClaimResult,
-    orderingKey: string | undefined,
-    delivery: DeliveryObserver | undefined,
-  ): Answer => {
-    observeClaim(delivery, claim.status, telemetryFault);
-    if (claim.status === 'done') return answers.duplicate;
-    if (claim.status === 'in_progress') return answers.inProgress;
-    // Stale on arrival (spec rule 4): answered, marked done like a handled event, and never run.
-    if (orderingKey !== undefined && ordering!.staleOnArrival(event, claim.watermark))
-      return withBackground(answers.stale, claims.complete(event.id, claim.token));
-    // Telemetry on: the delivery's trace link travels with the job, so its attempts (on any instance) link back.
-    const trace = traceOf(delivery, telemetryFault);
-    const job: QueuedEvent = trace === undefined ? { event, deliveryId } : { event, deliveryId, trace };
-    return mode === 'queue' ? enqueue(job, claim.token) : inline.run(job, claim.token);
-  };
-
-  const internalError = (error: unknown): WebhookResponse => {
-    logger.error({ err: error }, 'workforce-webhooks: unexpected failure while handling a delivery');
-    return answers.internalError;
-  };
-
-  // Read before `handle` for telemetry; headers that cannot be read are `handle`'s to answer.
-  const deliveryIdOf = (input: HandleInput): string | undefined => {
-    try {
-      return headerValue(input.headers, 'svc-delivery-id');
-    } catch {
-      return undefined;
-    }
-  };
-
-  // `handle` that never throws or rejects: an unexpected failure of ours is answered 500 internal_error.
-  const handleSafely = (input: HandleInput, delivery: DeliveryObserver | undefined): Answer => {
-    let answer: Answer;
-    try {
-      answer = handle(input, delivery);
-    } catch (error) {
-      return internalError(error);
-    }
-    return answer instanceof Promise ? answer.catch(internalError) : answer;
-  };
-  const handleNow = (input: HandleInput): Answer =>
-    telemetry === undefined
-      ? handleSafely(input, undefined)
-      : observeDelivery(
-          telemetry,
-          deliveryIdOf(input),
-          (delivery) => handleSafely(input, delivery),
-          telemetryFault,
-        );
-
-  // The keep-alive is the platform's: when it throws (Workers' `ctx.waitUntil` lost its `this`), the delivery is still
-  // answered as planned, as its event is already claimed and queued, and the fix is logged once.
-  const keepAlive = (platform: FetchPlatform, background: Promise<void>): void => {
-    try {
-      platform.waitUntil!(background);
-    } catch (error) {
-      warnOnce(
-        'wait_until_failed',
-        { err: error, fix: WAIT_UNTIL_FIX },
-        `workforce-webhooks: platform.waitUntil threw, so queued work is not kept alive past the answer. Fix: ${WAIT_UNTIL_FIX}`,
-      );
-    }
-  };
+  const handle = createHandle({
+    secrets,
+    toleranceSeconds,
+    now,
+    maxBodyBytes,
+    mode,
+    logger,
+    warnOnce,
+    state,
+    registry,
+    refusals,
+    claims,
+    ordering,
+    enqueue,
+    inline,
+    telemetry,
+    telemetryFault,
+  });
 
   // Every replay, one or in bulk, is reported to telemetry.
   const replay = async (eventId: string, options?: ReplayOptions): Promise<boolean> => {
@@ -385,24 +180,22 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     return replayed;
   };
 
+  // Last, once nothing above threw: a receiver that could not be made holds no store.
+  const giveBackStore = holdStore(store);
   const receiver: Receiver<M> = {
     maxBodyBytes,
     bodyTimeoutMs,
     logger,
     on(pattern, handler) {
       registry.add(pattern as string | readonly string[], handler as Handler);
-      handlersAdded = true;
-      // Where nothing checks types (tsx, plain JavaScript), a misspelt type would leave its deliveries ignored. A type
-      // meant that a handler already takes is not ignored: the near name is one of the app's own beside it.
-      for (const name of typeof pattern === 'string' ? [pattern] : (pattern as readonly string[])) {
-        const typo = typoWarning(name, hasHandler);
-        if (typo !== undefined) warnOnce(`type_typo:${name}`, { pattern: name }, typo);
-      }
+      state.handlersAdded = true;
+      // Where nothing checks types (tsx, plain JavaScript), a misspelt type would leave its deliveries ignored.
+      checkTypos(typeof pattern === 'string' ? [pattern] : (pattern as readonly string[]));
       return this;
     },
     onAny(handler) {
       registry.add(null, handler as Handler);
-      handlersAdded = true;
+      state.handlersAdded = true;
       return this;
     },
     onError(handler) {
@@ -410,49 +203,27 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
       return this;
     },
     handle(input) {
-      const answer = handleNow(input);
+      const answer = handle(input);
       return answer instanceof Promise ? answer : Promise.resolve(answer);
     },
-    async fetch(request, platform) {
-      let response: WebhookResponse;
-      const { method, headers } = request;
-      // Not POST: the body is not read, and the answer (405) is still reported like every other.
-      if (method !== 'POST') response = await handleNow({ method, headers });
-      else {
-        const body = await readRequestBody(request, maxBodyBytes, bodyTimeoutMs);
-        const answer = handleNow(
-          typeof body !== 'string'
-            ? { method, headers, body }
-            : // 'taken': something read the body first (request.text() in a wrapper, a logging middleware), so
-              // the signed bytes are gone: the host's mistake, answered and logged with the fix, not a bad payload.
-              {
-                method,
-                headers,
-                bodyProblem:
-                  body === 'taken' ? { kind: 'raw_body_unavailable', fix: FETCH_FIX } : { kind: body },
-              },
-        );
-        response = answer instanceof Promise ? await answer : answer;
-      }
-      // `background` is read only for a platform that keeps work alive: reading it makes its promise.
-      if (platform?.waitUntil !== undefined) {
-        const background = response.background;
-        if (background !== undefined) keepAlive(platform, background);
-      }
-      return toWebResponse(response);
-    },
+    fetch: createFetch({ handle, maxBodyBytes, bodyTimeoutMs, warnOnce }),
     // One drain for every call: a second close resolves when the first's drain ends, and so does the first.
     close({ timeoutMs = DEFAULT_CLOSE_TIMEOUT_MS } = {}) {
       const refused = closeTimeoutProblem(timeoutMs, 'close');
       if (refused !== undefined) return Promise.reject(refused);
       drained ??= (async () => {
-        closing = true;
+        state.closing = true;
         // One deadline for the whole drain: the queue gets what the inline runs left of it (Infinity stays Infinity).
         const end = Date.now() + timeoutMs;
-        await inline.close(timeoutMs, new WebhookError('shutting_down', 'the receiver is closing'));
-        await queue.close({ timeoutMs: Math.max(1, end - Date.now()) });
-        // A watermark write the store still refuses: the process may exit after this, and the key's lease lapse.
-        await ordering?.settled(Math.max(1, end - Date.now()));
+        try {
+          await inline.close(timeoutMs, new WebhookError('shutting_down', 'the receiver is closing'));
+          await queue.close({ timeoutMs: Math.max(1, end - Date.now()) });
+          // A watermark write the store still refuses: the process may exit after this, and the key's lease lapse.
+          await ordering?.settled(Math.max(1, end - Date.now()));
+        } finally {
+          // Closed, it takes no delivery any more: its store may serve the next receiver (a restart in the process).
+          giveBackStore();
+        }
       })();
       return drained;
     },

@@ -81,6 +81,43 @@ export function typoWarning(pattern: string, handled?: (type: string) => boolean
   return `workforce-webhooks: on('${pattern}') names no event type the service sends: did you mean '${meant}'? Deliveries of '${meant}' are answered 200 ignored (the service does not retry them) and this handler never runs. Fix: on('${meant}', ...); a type the service sends that the map does not name yet is let in with on(unknownType('${pattern}'), ...)`;
 }
 
+/**
+ * The check `on()` makes of its patterns, order-independent: a near name is judged once the app's start-up code ran
+ * (a microtask later), against every handler registered by then, so a name of its own registered before the
+ * neighbour it sits beside, or before a catch-all, is not called a typo; a real typo is warned once per name.
+ * @example
+ * const checkTypos = createTypoCheck((type) => registry.match(type).length > 0, warnOnce);
+ * checkTypos(['leave.aproved']); // warns once the calling code has run to its end, unless 'leave.approved' got a handler
+ */
+export function createTypoCheck(
+  handled: (type: string) => boolean,
+  warnOnce: (kind: string, obj: object, msg: string) => void,
+): (patterns: readonly string[]) => void {
+  // Names near a type the service sends, waiting for the end of the registrations; only on() ever fills it, so a
+  // delivery pays nothing.
+  let pending: string[] | undefined;
+  const judge = (): void => {
+    const names = pending!;
+    pending = undefined;
+    for (const name of names) {
+      const typo = typoWarning(name, handled);
+      if (typo !== undefined) warnOnce(`type_typo:${name}`, { pattern: name }, typo);
+    }
+  };
+  return (patterns) => {
+    for (const name of patterns) {
+      if (typoWarning(name) === undefined) continue;
+      if (pending === undefined) {
+        pending = [];
+        // Registrations are synchronous start-up code (the README: every on() before the app listens, before any
+        // await): a microtask runs once they are all made, in every runtime (Workers allow no timer at start-up).
+        queueMicrotask(judge);
+      }
+      pending.push(name);
+    }
+  };
+}
+
 // The one known name at most two edits away (insert, delete, replace, swap), when no other is as near.
 function nearest(name: string, known: readonly string[]): string | undefined {
   let best: string | undefined;

@@ -21,6 +21,7 @@ describe('a misspelt event type in on()', () => {
     const handle = receiver.on as (pattern: string, handler: () => void) => unknown;
     handle.call(receiver, 'leave.aproved', () => {});
     handle.call(receiver, 'leave.aproved', () => {});
+    await Promise.resolve(); // judged once the start-up code has made its registrations
     const said = warned(logger);
     expect(said).toHaveLength(1);
     expect(said[0]).toContain(
