@@ -3,6 +3,7 @@ import { eventLogFields } from './envelope.js';
 import { ConfigurationError } from './errors.js';
 import { createWarnOnce, type Logger } from './logger.js';
 import { OrderedAttempt } from './ordered-attempt.js';
+import { withOrderingDeadline } from './ordering-deadline.js';
 import { freed, KeyGates } from './ordering-gates.js';
 import { asKey, byDefaultKeys, type OrderingKey } from './ordering-keys.js';
 import { keyLeases } from './ordering-leases.js';
@@ -53,6 +54,8 @@ export interface OrderingSetup extends OrderingOptions {
   readonly shared: boolean;
   readonly leaseMs: number;
   readonly doneTtlMs: number;
+  /** Each call to a shared store is given up after it (the receiver's `storeTimeoutMs`). Default 2000. */
+  readonly timeoutMs?: number;
   readonly logger: Logger;
   readonly onStale: ((event: WorkforceEvent, newer: OrderingMark) => unknown) | undefined;
 }
@@ -69,19 +72,20 @@ export function createOrdering({
   key = byDefaultKeys(),
   stale = 'skip',
   maxWaitMs = 5 * 60_000,
-  store,
+  store: given,
   shared,
   leaseMs,
   doneTtlMs,
+  timeoutMs = 2000,
   logger,
   onStale,
 }: OrderingSetup): Ordering {
-  if (store === undefined)
+  if (given === undefined)
     throw new ConfigurationError(
       'ordering needs a store that keeps watermarks (every store of this package does)',
     );
   // A store written before `renew` was required: renewing with `enter` could take back a key its run gave up.
-  if (typeof store.renew !== 'function')
+  if (typeof given.renew !== 'function')
     throw new ConfigurationError(
       "the store's ordering has no renew(key, owner, run, leaseMs): add it (extend the run's own lease only while that run still has it; see OrderingStore)",
     );
@@ -90,6 +94,12 @@ export function createOrdering({
     throw new ConfigurationError(`ordering.stale must be 'skip' or 'run'`);
   if (!Number.isFinite(maxWaitMs) || maxWaitMs <= 0)
     throw new ConfigurationError('ordering.maxWaitMs must be a positive number');
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
+    throw new ConfigurationError('the ordering store deadline (storeTimeoutMs) must be a positive number');
+  // A store that can stall (Redis or Postgres silent) gets the receiver's deadline on every step, as claims do: a
+  // watermark write that hangs would otherwise hold its key and turn an attempt whose handlers succeeded into one cut
+  // by its time limit (retried, or dead-lettered). An in-process store answers at once and costs no timer.
+  const store = shared ? withOrderingDeadline(given, timeoutMs) : given;
 
   // Each run of an event (an attempt on this instance, with its waits) holds the key as its own: the event's retry on
   // another instance waits for handlers of an earlier run still running here, and a run that settles late never

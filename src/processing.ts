@@ -36,7 +36,7 @@ export function startProcessing({
 }: {
   readonly options: Pick<
     ResolvedOptions,
-    'api' | 'onDeadLetter' | 'ordering' | 'onStale' | 'leaseMs' | 'doneTtlMs'
+    'api' | 'onDeadLetter' | 'ordering' | 'onStale' | 'leaseMs' | 'doneTtlMs' | 'storeTimeoutMs'
   >;
   readonly store: DedupeStore;
   readonly queue: EventQueue;
@@ -63,6 +63,7 @@ export function startProcessing({
           shared: store.inProcess !== true,
           leaseMs: options.leaseMs,
           doneTtlMs: options.doneTtlMs,
+          timeoutMs: options.storeTimeoutMs,
           logger,
           onStale:
             telemetry?.staleSkipped === undefined
