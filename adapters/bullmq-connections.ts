@@ -1,7 +1,8 @@
-// The BullMQ queue's own Redis connections: opened from the user's, waited for once, closed within a deadline.
+// Redis connections: the queue's own (opened from the user's, waited for once, closed in time), and why one fails.
 // Internal: not a subpath of the package.
 import { Redis, type RedisOptions } from 'ioredis';
 import { WebhookError } from '../src/errors.js';
+import { type ConnectionError, connectionFailure } from './redis-connection.js';
 
 // ioredis's own reconnect delay (ms) after `times` tries, for when the user's retryStrategy gives none.
 const reconnectDelay = (times: number): number => Math.min(times * 50, 2000);
@@ -71,24 +72,41 @@ export function openRedis(
 
 /**
  * A wait for `client` to be ready: at once when it is, rejected with `queue_unavailable` when it is closed or its
- * connection fails. Every caller that arrives while it connects waits on one shared promise: one set of listeners,
- * however many wait (no MaxListenersExceededWarning under load). Not bounded here: the receiver's `queueTimeoutMs`
+ * connection fails, saying why with the fix. Every caller that arrives while it connects waits on one shared
+ * promise: one set of listeners, however many wait (no MaxListenersExceededWarning under load). Not bounded here: the receiver's `queueTimeoutMs`
  * bounds it for an enqueue, `adminCall`'s deadline for an admin call.
  * @example
  * const usable = readiness(producer); await usable(); await queue.add(name, data);
  */
 export function readiness(client: Redis): () => Promise<void> {
   let connecting: Promise<void> | undefined;
+  // The client's last connection failure till it is ready again: a refusal says why, with the fix (a wrong password
+  // or port), rather than only that the client is reconnecting.
+  let failure: ConnectionError | undefined;
+  let reached = client.status === 'ready';
+  const tls = Boolean(client.options?.tls);
+  client.on('error', (error: ConnectionError) => {
+    failure = error;
+  });
+  client.on('ready', () => {
+    failure = undefined;
+    reached = true;
+  });
+  const unavailable = (state: string, cause?: Error): WebhookError => {
+    const known = cause ?? failure;
+    const why = known instanceof Error ? `: ${connectionFailure(known, tls, reached).text}` : '';
+    return new WebhookError('queue_unavailable', `Redis is ${state}${why}`, { cause: known });
+  };
   return () => {
     if (client.status === 'ready') return Promise.resolve();
     if (!['wait', 'connecting', 'connect'].includes(client.status))
-      return Promise.reject(new WebhookError('queue_unavailable', `Redis is ${client.status}`));
+      return Promise.reject(unavailable(client.status));
     connecting ??= new Promise<void>((resolve, reject) => {
       const done = (error?: Error): void => {
         client.off('ready', done).off('error', done).off('end', done);
         connecting = undefined;
         if (error === undefined && client.status === 'ready') resolve();
-        else reject(new WebhookError('queue_unavailable', 'Redis is unreachable', { cause: error }));
+        else reject(unavailable('unreachable', error));
       };
       client.once('ready', done).once('error', done).once('end', done);
       if (client.status === 'wait') client.connect().catch(() => {});

@@ -4,7 +4,7 @@ import { withDeadline } from '../src/deadline.js';
 import { WebhookError } from '../src/errors.js';
 import type { Logger } from '../src/logger.js';
 import type { EventTransaction } from '../src/transaction.js';
-import { type BoundPool, explained } from './postgres-pool.js';
+import type { BoundPool } from './postgres-pool.js';
 import type { StoreStatements } from './postgres-statements.js';
 
 // SQLSTATE lock_not_available: a wait bounded by lock_timeout ran out.
@@ -36,7 +36,7 @@ const status = (client: PoolClient): string | null | undefined =>
  * const tx = await begin(event.id, attempt.signal);
  */
 export function createPostgresBegin({
-  pool: { inTime, checkout, run },
+  pool: { inTime, checkout, run, explain },
   sql,
   timeoutMs,
   doneTtlMs,
@@ -127,7 +127,7 @@ export function createPostgresBegin({
     } catch (error) {
       // Unknown state (a deadline passed, the connection broke): the client is dropped. No-op after giveUp.
       if (ours()) drop(finish, session?.pid, error as Error);
-      throw explained(error);
+      throw explain(error);
     }
     const { pid } = session;
     return {

@@ -1,6 +1,6 @@
 // The Postgres store's cleanup: past done ids, long-lapsed claims and ordering rows deleted in batches, now and on a timer.
 import type { Logger } from '../src/logger.js';
-import { type BoundPool, explained } from './postgres-pool.js';
+import type { BoundPool } from './postgres-pool.js';
 import { CLEANUP_BATCH } from './postgres-statements.js';
 
 /** `cleanup` and the `close` that stops its timer, from `createPostgresCleanup`. */
@@ -21,7 +21,7 @@ export interface PostgresCleanup {
  * });
  */
 export function createPostgresCleanup({
-  pool: { run },
+  pool: { run, explain },
   statement,
   ordering,
   intervalMs,
@@ -49,7 +49,7 @@ export function createPostgresCleanup({
         }
       } catch (error) {
         // A table migrate() never made is said with the fix.
-        throw explained(error);
+        throw explain(error);
       }
     })().finally(() => {
       cleaning = undefined;

@@ -6,26 +6,95 @@ import { ConfigurationError } from '../src/errors.js';
 // SQLSTATE undefined_table: a statement of the store named a table that is not there.
 const UNDEFINED_TABLE = '42P01';
 
+// What is wrong and how to put it right: said as `<what> (<the server's words>): <how>`.
+type Fix = readonly [what: string, how: string];
+
+// Why the pool cannot log in to Postgres, by SQLSTATE or by pg's own words, with the fix: wrong however long the
+// app waits, so said as a setup error. pg's messages name the user, database or host, never a password.
+const LOGIN_FIXES: readonly (readonly [(error: { code?: unknown; message: string }) => boolean, Fix])[] = [
+  [
+    ({ code }) => code === '28P01',
+    [
+      'Postgres refused the password',
+      'check the user and password of the connection string (postgres://user:password@host:port/database) or of the pool',
+    ],
+  ],
+  [
+    ({ message }) => message.includes('client password must be a string'),
+    [
+      'Postgres asks for a password and the pool gave none',
+      "put it in the connection string (postgres://user:password@host:port/database) or the pool's password option",
+    ],
+  ],
+  [
+    ({ code }) => code === '3D000',
+    [
+      "the connection string's database does not exist",
+      'check its name (postgres://user:password@host:port/database), or create it (CREATE DATABASE)',
+    ],
+  ],
+  [
+    ({ code, message }) => code === '28000' && message.includes('no encryption'),
+    [
+      'Postgres takes only SSL connections from this host',
+      'give the pool ssl (sslmode=require in the connection string, or ssl: { ca } for a private CA)',
+    ],
+  ],
+  [
+    ({ code }) => code === '28000',
+    [
+      'Postgres turned the login away',
+      'check the user of the connection string exists and may log in from this host (pg_hba.conf)',
+    ],
+  ],
+  [
+    ({ message }) => message === 'The server does not support SSL connections',
+    [
+      'the pool asks for SSL and this Postgres does not speak it',
+      'drop sslmode or ssl from the connection string and pool, or turn SSL on at the server',
+    ],
+  ],
+  [
+    ({ code }) => typeof code === 'string' && /CERT|SELF_SIGNED|^ERR_TLS|^ERR_SSL/.test(code),
+    [
+      'the TLS connection to Postgres failed',
+      "give the pool the server's CA (ssl: { ca }) or the host name its certificate names",
+    ],
+  ],
+];
+
+// Why the pool cannot reach Postgres at all, when it never has: a wrong address rather than an outage.
+const ADDRESS_FIXES: Readonly<Record<string, Fix>> = {
+  ECONNREFUSED: [
+    'nothing accepts connections at the Postgres address',
+    'check the host and port of the connection string, and that Postgres runs there',
+  ],
+  ENOTFOUND: ['the Postgres host name does not resolve', "check the connection string's host"],
+  EAI_AGAIN: ['the Postgres host name does not resolve', "check the connection string's host"],
+};
+
 /**
- * The error a store statement failed with, or, when the store's table is missing (`migrate()` never ran on this
- * database or schema), a `ConfigurationError` that says so with the fix, the server's error as its `cause`.
+ * The error a store statement failed with, or, when the store is set up wrong (its table missing: `migrate()` never
+ * ran on this database or schema; a login Postgres refuses; an address where no Postgres ever answered, unless
+ * `reached`), a `ConfigurationError` that says so with the fix, the server's error as its `cause`.
  * @example
  * const rows = await pool.query(text, values).then((result) => result.rows, (error) => { throw explained(error); });
  */
-export function explained(error: unknown): unknown {
-  if ((error as { code?: unknown })?.code !== UNDEFINED_TABLE) return error;
-  return Object.assign(
-    new ConfigurationError(
-      `the Postgres store's table is missing (${(error as Error).message}): run \`await store.migrate()\` on start, or \`npx workforce-webhooks migrate --postgres $DATABASE_URL\` once`,
-    ),
-    { cause: error },
-  );
+export function explained(error: unknown, reached = true): unknown {
+  if (!(error instanceof Error)) return error;
+  const { code } = error as { code?: unknown };
+  const fix: Fix | undefined =
+    code === UNDEFINED_TABLE
+      ? [
+          "the Postgres store's table is missing",
+          'run `await store.migrate()` on start, or `npx workforce-webhooks migrate --postgres $DATABASE_URL` once',
+        ]
+      : (LOGIN_FIXES.find(([matches]) => matches(error))?.[1] ??
+        (reached || typeof code !== 'string' ? undefined : ADDRESS_FIXES[code]));
+  if (fix === undefined) return error;
+  const [what, how] = fix;
+  return Object.assign(new ConfigurationError(`${what} (${error.message}): ${how}`), { cause: error });
 }
-
-const rowsOf = <R extends QueryResultRow>(result: QueryResult<R>): R[] => result.rows;
-const rethrowExplained = (error: unknown): never => {
-  throw explained(error);
-};
 
 /** A client of the pool, and `finish` to give it back once (whatever became of `client.release`); `ours` till then. */
 export interface CheckedOut {
@@ -42,6 +111,8 @@ export interface BoundPool {
   run<R extends QueryResultRow>(text: string, values?: unknown[]): Promise<QueryResult<R>>;
   query<R extends QueryResultRow>(text: string, values: unknown[]): Promise<R[]>;
   checkout(): Promise<CheckedOut>;
+  /** `explained(error)`, knowing whether this pool ever reached Postgres (a refused connection then is an outage). */
+  explain(error: unknown): unknown;
 }
 
 /**
@@ -62,17 +133,33 @@ export function createBoundPool({
     withDeadline(() => answer, timeoutMs, 'store_unavailable', expired);
   const run = <R extends QueryResultRow>(text: string, values: unknown[] = []): Promise<QueryResult<R>> =>
     inTime(pool.query<R>({ text, values, query_timeout: timeoutMs } as never));
+  // Whether Postgres ever answered: till then a refused connection is a wrong address, said with the fix.
+  let reached = false;
+  const explain = (error: unknown): unknown => explained(error, reached);
+  const rowsOf = <R extends QueryResultRow>(result: QueryResult<R>): R[] => {
+    reached = true;
+    return result.rows;
+  };
+  const rethrowExplained = (error: unknown): never => {
+    throw explain(error);
+  };
   const query = <R extends QueryResultRow>(text: string, values: unknown[]): Promise<R[]> =>
     run<R>(text, values).then(rowsOf, rethrowExplained);
 
   const checkout = async (): Promise<CheckedOut> => {
-    // A connection that comes after the deadline goes back to the pool.
-    const client = await inTime(pool.connect(), (late) => {
-      void late.then(
-        (connection) => connection.release(),
-        () => {},
-      );
-    });
+    let client: PoolClient;
+    try {
+      // A connection that comes after the deadline goes back to the pool.
+      client = await inTime(pool.connect(), (late) => {
+        void late.then(
+          (connection) => connection.release(),
+          () => {},
+        );
+      });
+    } catch (error) {
+      throw explain(error);
+    }
+    reached = true;
     // A checked-out client's lost connection is emitted on the client, not the pool: with no listener it would
     // crash the process. Its next query rejects with the same error, which fails the call.
     const lost = (): void => {};
@@ -90,5 +177,5 @@ export function createBoundPool({
     return { client, finish, ours: () => open };
   };
 
-  return { inTime, run, query, checkout };
+  return { inTime, run, query, checkout, explain };
 }

@@ -1,7 +1,9 @@
 // The Redis dedupe store: one shared claim per event id across every receiver instance, on the user's ioredis client.
 import type { Cluster, Redis } from 'ioredis';
 import { ConfigurationError, WebhookError } from '../src/errors.js';
+import { createConsoleLogger, type Logger } from '../src/logger.js';
 import { type ClaimResult, DEFAULT_DONE_TTL_MS, type DedupeStore } from '../src/store.js';
+import { connectionFailure, watchConnection } from './redis-connection.js';
 import { createRedisOrdering } from './redis-ordering.js';
 import { runScript, type Script, script } from './redis-script.js';
 
@@ -11,8 +13,9 @@ export interface RedisStoreOptions {
    * Your ioredis client; the store never closes it. Give it `maxRetriesPerRequest: 1` (or `enableOfflineQueue:
    * false`, or a `commandTimeout`) so that a Redis outage fails claims at once and deliveries get 503 instead of
    * waiting past the sender's 10 s. A `Cluster` also needs `enableOfflineQueue: false` of its own: its queue holds
-   * commands while every node is away, whatever its `redisOptions`. Keep a `retryStrategy` that always answers a
-   * delay (ioredis's default does): one that gives up leaves every later delivery 503 until a restart.
+   * commands while every node is away, whatever its `redisOptions`. Keep a `retryStrategy` (a Cluster's:
+   * `clusterRetryStrategy`) that always answers a delay (ioredis's default does): one that gives up leaves every
+   * later delivery 503 until a restart.
    */
   readonly client: Redis | Cluster;
   /** Prepended to every key (`wfwh:<event id>`). Default `wfwh:`. */
@@ -21,6 +24,12 @@ export interface RedisStoreOptions {
   readonly doneTtlMs?: number;
   /** Lease used when `claim` is given none. Default 30 000 (the receiver passes its own `leaseMs`). */
   readonly leaseMs?: number;
+  /**
+   * Where the client's connection failures are said, with the fix (a wrong password, host or port, TLS on one side
+   * only), once each until the client is ready again; the first store made on a client says them. Default: the
+   * console; `silentLogger` drops them.
+   */
+  readonly logger?: Logger;
 }
 
 // A done id holds this value; a claimed id holds its owner's token (a uuid, never equal to it).
@@ -54,21 +63,25 @@ interface ClientSettings {
 // offline queue), or it would never come back after one disconnect.
 const unfit = (client: Redis | Cluster): string | undefined => {
   const settings = (client.options ?? {}) as ClientSettings;
+  // ioredis reconnects only through a retry strategy function (a Cluster: its clusterRetryStrategy): without one,
+  // the first blip (for a Cluster: every node lost at once) ends the client, and every delivery after it is answered
+  // 503 until the process restarts.
+  if (client.isCluster && typeof settings.clusterRetryStrategy !== 'function')
+    return (
+      "the Redis store's Cluster client has no clusterRetryStrategy, so it would never reconnect once it lost every " +
+      'node and every delivery after it would be answered 503 until a restart. Leave clusterRetryStrategy out ' +
+      '(ioredis reconnects by default) or give it a function that always returns a delay, e.g. ' +
+      'clusterRetryStrategy: (times) => Math.min(100 + times * 2, 2000)'
+    );
   // A Cluster queues commands itself while every node is away and retries the Cluster for ever (its own
   // clusterRetryStrategy): neither a node's maxRetriesPerRequest nor its commandTimeout reaches that queue.
-  if (
-    client.isCluster &&
-    settings.enableOfflineQueue !== false &&
-    typeof settings.clusterRetryStrategy === 'function'
-  )
+  if (client.isCluster && settings.enableOfflineQueue !== false)
     return (
       "the Redis store's Cluster client has enableOfflineQueue on (its default), so while the Cluster is down every " +
       "claim would wait in the Cluster's offline queue, whatever its redisOptions say, instead of failing at once. " +
       'Give the store a Cluster client with enableOfflineQueue: false, e.g. new Cluster(nodes, { enableOfflineQueue: ' +
       'false, redisOptions: { maxRetriesPerRequest: 1 } })'
     );
-  // ioredis reconnects only through a retryStrategy function: without one, the first blip ends the client, and every
-  // delivery after it is answered 503 until the process restarts.
   if (!client.isCluster && typeof settings.retryStrategy !== 'function')
     return (
       'the Redis store client has no retryStrategy, so it would never reconnect after its first disconnect and every ' +
@@ -100,6 +113,7 @@ export function createRedisStore({
   prefix = 'wfwh:',
   doneTtlMs = DEFAULT_DONE_TTL_MS,
   leaseMs = 30_000,
+  logger = createConsoleLogger(),
 }: RedisStoreOptions): DedupeStore {
   if (client === undefined || typeof client.call !== 'function')
     throw new ConfigurationError('createRedisStore needs `client`: an ioredis Redis or Cluster instance');
@@ -109,19 +123,50 @@ export function createRedisStore({
     if (!Number.isFinite(value) || value <= 0)
       throw new ConfigurationError(`Redis store ${name} must be a positive number`);
   }
+  const connection = watchConnection(client, logger);
 
-  // A client that has ended (its retryStrategy stopped reconnecting, or it was closed) fails every call for ever
-  // with ioredis's bare "Connection is closed." while Redis itself may be up: said with the cause and the fix.
-  const ended = (error: unknown): unknown =>
-    client.status === 'end'
-      ? new WebhookError(
-          'store_unavailable',
-          "the Redis store's client has closed for good (its retryStrategy stopped reconnecting, or it was closed " +
-            'with quit() or disconnect()), so every delivery is answered 503 until the process restarts. Give the ' +
-            'store a client whose retryStrategy always returns a delay, and close it only after the receiver',
-          { cause: error },
-        )
-      : error;
+  // A failed call said with its cause and the fix where the error alone hides it: a client that has ended (its
+  // retryStrategy stopped reconnecting, or it was closed) fails every call for ever with ioredis's bare "Connection
+  // is closed." while Redis itself may be up; a client that cannot connect fails it with "Reached the max retries";
+  // a Redis user whose ACL keeps it from the store's commands, or a replica's address, fails every claim however
+  // long the app waits.
+  const explained = (error: unknown): unknown => {
+    if (client.status === 'end')
+      return new WebhookError(
+        'store_unavailable',
+        "the Redis store's client has closed for good (its retryStrategy stopped reconnecting, or it was closed " +
+          'with quit() or disconnect()), so every delivery is answered 503 until the process restarts. Give the ' +
+          'store a client whose retryStrategy always returns a delay, and close it only after the receiver',
+        { cause: error },
+      );
+    const message = error instanceof Error ? error.message : '';
+    // A call that failed while the client cannot connect: said with why (a wrong password, address or TLS: a setup
+    // to fix; else an outage), as the log of the delivery answered 503 would otherwise name only the call's failure.
+    const { failure, tls, reached } = connection;
+    const refused = message.startsWith('WRONGPASS') || message.startsWith('NOAUTH') ? error : failure;
+    if (refused instanceof Error && (refused === error || client.status !== 'ready')) {
+      const { kind, text } = connectionFailure(refused, tls, reached);
+      return kind === 'unreachable'
+        ? new WebhookError('store_unavailable', text, { cause: error })
+        : Object.assign(new ConfigurationError(text), { cause: error });
+    }
+    if (message.startsWith('NOPERM'))
+      return Object.assign(
+        new ConfigurationError(
+          `the Redis user may not run a command the store needs (${message}): grant it the store's commands on its ` +
+            `keys, e.g. ACL SETUSER <user> ~${prefix}* +@read +@write +@scripting +time`,
+        ),
+        { cause: error },
+      );
+    if (message.startsWith('READONLY'))
+      return new WebhookError(
+        'store_unavailable',
+        `Redis answered from a read-only replica (${message}): give the store the primary's address (a managed ` +
+          "Redis's primary or writer endpoint, not a reader's); during a failover this passes once the client is on the new primary",
+        { cause: error },
+      );
+    return error;
+  };
   const run = async (
     which: Script,
     key: string,
@@ -131,7 +176,7 @@ export function createRedisStore({
     try {
       return (await runScript(client, which, [key], args, resent)) === 1;
     } catch (error) {
-      throw ended(error);
+      throw explained(error);
     }
   };
   // Renewals re-sent as EVAL after a NOSCRIPT (Redis lost its scripts), by key, until they land. Such a renewal
@@ -167,7 +212,7 @@ export function createRedisStore({
         try {
           previous = await claimed;
         } catch (error) {
-          throw ended(error);
+          throw explained(error);
         }
         return previous === null ? { status: 'claimed', token } : taken(previous);
       }
@@ -182,7 +227,7 @@ export function createRedisStore({
         // whole lease. It is given up before the claim rejects (a release that fails too leaves it to its lease).
         if ((await claimed.catch(() => undefined)) === null)
           await run(scripts.release, prefix + id, [token]).catch(() => {});
-        throw ended(error);
+        throw explained(error);
       }
       if (previous !== null) return taken(previous);
       return { status: 'claimed', token, watermark: mark === null ? undefined : String(mark) };

@@ -126,17 +126,27 @@ describe('Redis store: the Cluster clients it refuses', () => {
     waiting.disconnect();
   });
 
-  it('accepts a Cluster client without an offline queue, or one that ends when every node is gone', () => {
+  it('accepts a Cluster client without an offline queue', () => {
     const failing = new Cluster(nodes, {
       lazyConnect: true,
       enableOfflineQueue: false,
       redisOptions: { maxRetriesPerRequest: 1 },
     });
     expect(() => createRedisStore({ client: failing })).not.toThrow();
-    const ending = new Cluster(nodes, { lazyConnect: true, clusterRetryStrategy: null });
-    expect(() => createRedisStore({ client: ending })).not.toThrow();
     failing.disconnect();
-    ending.disconnect();
+  });
+
+  it('refuses a Cluster client with clusterRetryStrategy null, which never reconnects, as it refuses a standalone one', () => {
+    // Ended once every node is gone: every delivery after it would be answered 503 until a restart.
+    for (const options of [
+      { lazyConnect: true, clusterRetryStrategy: null },
+      { lazyConnect: true, clusterRetryStrategy: null, enableOfflineQueue: false },
+    ]) {
+      const ending = new Cluster(nodes, options);
+      expect(() => createRedisStore({ client: ending })).toThrow(ConfigurationError);
+      expect(() => createRedisStore({ client: ending })).toThrow(/clusterRetryStrategy: \(times\) =>/);
+      ending.disconnect();
+    }
   });
 });
 

@@ -1,0 +1,115 @@
+// A Redis client's connection failures, said once each with the fix: a wrong password, host or port, TLS on one side.
+import type { Cluster, Redis } from 'ioredis';
+import type { Logger } from '../src/logger.js';
+
+/** A connection failure as ioredis reports it: a Cluster's names the last node's in `lastNodeError`. */
+export type ConnectionError = Error & { readonly code?: unknown; readonly lastNodeError?: ConnectionError };
+
+/**
+ * Why a client cannot connect, said with the fix, by kind: a wrong password, host or port, TLS on one side only. Once
+ * Redis was `reached`, a refused connection or a timeout is an outage the client rides out, said as such.
+ * @example
+ * client.on('error', (error) => logger.error({}, connectionFailure(error, false, reached).text));
+ */
+export const connectionFailure = (
+  error: ConnectionError,
+  tls: boolean,
+  reached: boolean,
+): { readonly kind: string; readonly text: string } => {
+  const cause = error.lastNodeError ?? error;
+  const { message } = cause;
+  const code = typeof cause.code === 'string' ? cause.code : '';
+  if (message.startsWith('WRONGPASS'))
+    return {
+      kind: 'WRONGPASS',
+      text: `Redis refused the username or password (${message}): check the password (and username) in the Redis URL, redis://user:password@host:port, or the client's password and username options`,
+    };
+  if (message.startsWith('NOAUTH'))
+    return {
+      kind: 'NOAUTH',
+      text: "Redis requires a password and the client gave none (NOAUTH): put it in the Redis URL, redis://:password@host:port, or the client's password option",
+    };
+  if (/CERT|SELF_SIGNED|^ERR_SSL|^ERR_TLS|^EPROTO$/.test(code))
+    return {
+      kind: 'tls',
+      text: `the TLS connection to Redis failed (${message}): give the client the server's CA (tls: { ca }), or use a redis:// URL and no tls option if the server does not speak TLS`,
+    };
+  if (!reached && code === 'ECONNREFUSED')
+    return {
+      kind: code,
+      text: `nothing accepts connections at the Redis address (${message}): check the host and port of the Redis URL, and that Redis runs there`,
+    };
+  if (!reached && (code === 'ENOTFOUND' || code === 'EAI_AGAIN'))
+    return {
+      kind: code,
+      text: `the Redis host name does not resolve (${message}): check the host of the Redis URL`,
+    };
+  // A plain client's first command read by a TLS-only server as a broken handshake: the server hangs up.
+  if (!reached && !tls && (code === 'ECONNRESET' || code === 'EPIPE'))
+    return {
+      kind: code,
+      text: `Redis closed the connection before it was ready (${message}): if the server takes TLS connections only, use a rediss:// URL (or the client's tls option)`,
+    };
+  // A TLS client's handshake read by a plain server as a command that never ends: neither side says a word.
+  if (!reached && code === 'ETIMEDOUT')
+    return {
+      kind: code,
+      text: tls
+        ? `Redis did not finish the TLS handshake within the client's connectTimeout (${message}): if the server does not speak TLS, use a redis:// URL and no tls option; else check the host, port and firewall`
+        : `Redis did not accept the connection within the client's connectTimeout (${message}): check the host and port of the Redis URL, and any firewall between`,
+    };
+  return {
+    kind: 'unreachable',
+    text: `Redis is unreachable (${message}); the client reconnects by itself, and deliveries are answered 503 until then`,
+  };
+};
+
+/**
+ * What a store has heard of its client's connection: the last failure till it was ready again, and whether Redis
+ * ever answered it (a refused connection after that is an outage, not a wrong address).
+ */
+export interface Connection {
+  failure: ConnectionError | undefined;
+  reached: boolean;
+  readonly tls: boolean;
+}
+
+// The connection each client's stores share: one listener per client, however many stores it serves.
+const connections = new WeakMap<object, Connection>();
+
+/**
+ * Says each kind of connection failure of `client` once, with its fix, until the client is ready again: a listener
+ * of the store's own, where ioredis prints an `error` nobody hears on every reconnect (every few seconds, no fix).
+ * @example
+ * const connection = watchConnection(client, logger); // connection.failure: the last one, till ready again
+ */
+export const watchConnection = (client: Redis | Cluster, logger: Logger): Connection => {
+  const known = connections.get(client);
+  if (known !== undefined) return known;
+  const settings = (client.options ?? {}) as {
+    readonly tls?: unknown;
+    readonly redisOptions?: { tls?: unknown };
+  };
+  const connection: Connection = {
+    failure: undefined,
+    reached: client.status === 'ready',
+    tls: Boolean(settings.tls ?? settings.redisOptions?.tls),
+  };
+  connections.set(client, connection);
+  if (typeof client.on !== 'function') return connection;
+  const told = new Set<string>();
+  client.on('ready', () => {
+    connection.failure = undefined;
+    connection.reached = true;
+    told.clear();
+  });
+  client.on('error', (error: ConnectionError) => {
+    if (!(error instanceof Error)) return;
+    connection.failure = error;
+    const { kind, text } = connectionFailure(error, connection.tls, connection.reached);
+    if (told.has(kind)) return;
+    told.add(kind);
+    logger.error({ kind }, `workforce-webhooks: ${text}`);
+  });
+  return connection;
+};
