@@ -12,6 +12,11 @@ export interface Claims {
    * synchronously (a store's own bug).
    */
   claim(id: string, orderingKey: string | undefined): Promise<ClaimResult>;
+  /**
+   * How long the claim that gave `token` took to answer (ms), when that was long enough to count (50 ms or more),
+   * else 0; asked once, then forgotten (as on the claim's done mark or release).
+   */
+  took(token: string): number;
   /** Marks the id done for the dedupe window. */
   complete(id: string, token: string): Promise<void>;
   /** Gives the claim up, so the sender's retry can take it. */
@@ -28,6 +33,9 @@ export interface Claims {
    */
   settled(): Promise<void>;
 }
+
+// A claim answered faster than this (ms) is not remembered: its time is within the answer's margins.
+const SLOW_CLAIM_MS = 50;
 
 /**
  * Wraps a store with the receiver's lease and done windows and its deadline on every store call.
@@ -70,6 +78,16 @@ export function createClaims({
     inFlight--;
     if (inFlight === 0) wake?.();
   };
+  // The time of the claims that answered slowly, by token, until asked (an inline run's answer deadline counts from
+  // the claim: the sender's 10 s started before it) or their claim ends. Empty while the store answers promptly.
+  const slowClaims = new Map<string, number>();
+  const claimEnded = (result?: ClaimResult, tookMs = 0): void => {
+    ended();
+    if (tookMs >= SLOW_CLAIM_MS && result?.status === 'claimed') slowClaims.set(result.token, tookMs);
+  };
+  const forgetSlow = (token: string): void => {
+    if (slowClaims.size > 0) slowClaims.delete(token);
+  };
   // A store that cannot stall (in process) is called as it is: a deadline would only cost its timer and promises.
   const call: <T>(run: () => Promise<T>) => Promise<T> = store.inProcess
     ? (run) => run()
@@ -102,11 +120,13 @@ export function createClaims({
     });
   };
 
-  const release = (id: string, token: string): Promise<void> =>
-    call(afterRenewal(id, token, () => store.release(id, token))).then(
+  const release = (id: string, token: string): Promise<void> => {
+    forgetSlow(token);
+    return call(afterRenewal(id, token, () => store.release(id, token))).then(
       () => {},
       (error) => notReleased(error, id),
     );
+  };
   // A claim past its deadline may still land when the store wakes up: nobody will use it, so it is given up at
   // once rather than holding the sender's retries off (409) for a whole lease.
   const releaseLate = (id: string, pending: Promise<ClaimResult>): void => {
@@ -128,11 +148,18 @@ export function createClaims({
             timeoutMs,
             'store_unavailable',
             (pending) => releaseLate(id, pending),
-            ended,
+            claimEnded,
           );
         },
+    took(token) {
+      if (slowClaims.size === 0) return 0;
+      const ms = slowClaims.get(token) ?? 0;
+      slowClaims.delete(token);
+      return ms;
+    },
     // A failure to mark an id done is logged and never changes an answer: the event was accepted or processed.
     complete(id, token) {
+      forgetSlow(token);
       return call(afterRenewal(id, token, () => store.complete(id, token, doneTtlMs))).then(
         (held) => expired(held, id),
         (error) => notMarked(error, id),

@@ -6,7 +6,8 @@ import { WebhookError, type WebhookErrorCode } from './errors.js';
  * backend's client is configured to do (a silent Redis keeps a command waiting forever). The call is not
  * cancelled: it may still complete on the server later, so `expired` is given the call's still pending promise
  * when the deadline passes, for the caller to settle what it does if it lands (release a claim nobody will use);
- * `ended` is called once, when the call answers or the deadline passes, whichever comes first.
+ * `ended` is called once, when the call answers or the deadline passes, whichever comes first: with the answer and
+ * the ms it took when it answered in time.
  * @example
  * const claim = await withDeadline(() => store.claim(id, leaseMs), 2000, 'store_unavailable', releaseIfClaimed);
  */
@@ -15,8 +16,10 @@ export function withDeadline<T>(
   ms: number,
   code: WebhookErrorCode,
   expired?: (pending: Promise<T>) => void,
-  ended?: () => void,
+  ended?: (answer?: T, tookMs?: number) => void,
 ): Promise<T> {
+  // Read only for `ended`: the other callers pay no clock.
+  const sent = ended === undefined ? 0 : performance.now();
   // A backend of the user's may throw instead of rejecting, or answer with any thenable: both become a promise.
   const pending = new Promise<T>((resolve) => resolve(call()));
   return new Promise<T>((resolve, reject) => {
@@ -31,7 +34,7 @@ export function withDeadline<T>(
       (value) => {
         clearTimeout(timer);
         resolve(value);
-        if (open) ended?.();
+        if (open) ended?.(value, performance.now() - sent);
         open = false;
       },
       (error: unknown) => {

@@ -9,6 +9,7 @@ import { answers, type WebhookResponse, withBackground } from './responses.js';
 export interface InlineRunnerOptions {
   readonly process: JobProcessor;
   readonly claims: Claims;
+  /** The answer's deadline, counted from the claim (a slow one's time is `claims.took`), done mark included. */
   readonly ackDeadlineMs: number;
   readonly handlerTimeoutMs: number;
   /**
@@ -58,7 +59,8 @@ const hasCode = (error: unknown, code: WebhookErrorCode): boolean =>
 
 /**
  * The inline runner: 200 when the handlers succeed, 500 when one fails (the sender retries), 202 past
- * `ackDeadlineMs` (under the sender's 10 s), after which a failure goes to the queue for its remaining attempts.
+ * `ackDeadlineMs` from the claim (under the sender's 10 s), after which a failure goes to the queue for its
+ * remaining attempts; the done mark or release that ends a run is waited for only within that deadline.
  * @example
  * const inline = createInlineRunner({ process, claims, ackDeadlineMs: 8000, handlerTimeoutMs: 30_000, handOver, deadLetter });
  */
@@ -152,6 +154,8 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
   return {
     async run(job, token) {
       const id = job.event.id;
+      // The answer's deadline counts from the claim, not from here: the sender's 10 s ran while a slow store took it.
+      const budgetMs = Math.max(0, ackDeadlineMs - claims.took(token));
       // Its claim came back after close() began (a store round trip): nothing starts now, the sender retries.
       if (closed) {
         await claims.release(id, token);
@@ -175,10 +179,9 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
       };
       let timer: ReturnType<typeof setTimeout> | undefined;
       const deadline = new Promise<typeof DEADLINE>((resolve) => {
-        timer = setTimeout(resolve, ackDeadlineMs, DEADLINE);
+        timer = setTimeout(resolve, budgetMs, DEADLINE);
       });
       const first = await Promise.race([outcome, deadline]);
-      clearTimeout(timer);
       if (first === DEADLINE) {
         const late = outcome.then((result) => finishLate(job, token, result));
         finishing.add(late);
@@ -190,19 +193,23 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
         // The keep-alive (`after()`, `waitUntil`) covers a handed-over event until the queue is done with it.
         return withBackground(answers.accepted, late.then(backgroundOf));
       }
-      if (first.ok) {
-        await claims.complete(id, token);
-        forget();
-        return answers.processed;
-      }
-      await claims.release(id, token);
-      forget();
-      // The sender tries again: after a handler's failure (500), or after close() cut the run short before its
-      // answer (503; no handler failed, the receiver is shutting down).
-      onRetry?.(job, 1);
-      return hasCode(first.error, 'shutting_down')
-        ? answers.unavailable.shutting_down
-        : answers.handlerFailed;
+      // The done mark or release shares the answer's deadline: a store slow to take it (each call within its own
+      // deadline) must not push the answer past the sender's. Cut, it goes on in the background, copies answered 409
+      // until it lands; the answer stands (the handlers ran, or the sender retries).
+      const ended = first.ok ? claims.complete(id, token) : claims.release(id, token);
+      const inTime = await Promise.race([ended, deadline]);
+      clearTimeout(timer);
+      if (inTime === DEADLINE) void ended.then(forget);
+      else forget();
+      const answer = first.ok
+        ? answers.processed
+        : // The sender tries again: after a handler's failure (500), or after close() cut the run short before its
+          // answer (503; no handler failed, the receiver is shutting down).
+          hasCode(first.error, 'shutting_down')
+          ? answers.unavailable.shutting_down
+          : answers.handlerFailed;
+      if (!first.ok) onRetry?.(job, 1);
+      return inTime === DEADLINE ? withBackground(answer, ended) : answer;
     },
     running: (eventId) => runs.has(eventId),
     async close(timeoutMs, reason) {
