@@ -18,6 +18,13 @@ export type EventJob = Job<JobData>;
  * if (!isEventData(job.data)) throw new UnrecoverableError('not a workforce-webhooks event');
  */
 export function isEventData(data: unknown): data is JobData {
-  const event = (data as { event?: { id?: unknown; type?: unknown } } | null)?.event;
-  return typeof event?.id === 'string' && typeof event.type === 'string';
+  const event = (data as { event?: { id?: unknown; type?: unknown; data?: unknown } } | null)?.event;
+  // Every event this package queues was checked on arrival: an id, a type and a `data` object at least. Data with less
+  // would reach the handlers as an event without `data`.
+  return (
+    typeof event?.id === 'string' &&
+    typeof event.type === 'string' &&
+    typeof event.data === 'object' &&
+    event.data !== null
+  );
 }

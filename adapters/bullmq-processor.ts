@@ -10,14 +10,21 @@ import { keptError } from './bullmq-dead-letters.js';
 import { type EventJob, isEventData } from './bullmq-job.js';
 import type { SuccessRecords } from './bullmq-success.js';
 
+const LOCK_LOST = 'the job lock was lost';
+
 /** The worker's processor, and what the queue tells it about the attempts it runs. */
 export interface JobRunner {
   /** BullMQ's processor (no third argument: see `createJobRunner`). */
   readonly processor: (job: EventJob, token?: string) => Promise<void>;
   /** Aborts the running attempts of `ids` (all when left out): their handlers get a `shutting_down` error. */
   abort(reason: string, ids?: Iterable<string>): void;
-  /** BullMQ could not renew these jobs' locks (another worker may take them): their attempts stop, each a retry. */
-  lockLost(ids: readonly string[]): void;
+  /**
+   * BullMQ could not renew these jobs' locks, with these tokens (another worker may take them): the attempts that hold
+   * those tokens stop, each a retry. A failure for an older token of a job run here again since is not theirs.
+   */
+  lockLost(ids: readonly string[], tokens: readonly string[]): void;
+  /** True while an attempt of job `id` runs here: its lock is renewed until its processor returns. */
+  holds(id: string): boolean;
 }
 
 /**
@@ -46,74 +53,91 @@ export function createJobRunner({
   // finds the lock gone and emits `error`, never `failed`), so the processor counts each: a retry, as another worker
   // runs the job again. Weak: an entry goes with its attempt.
   const lockLost = new WeakSet<Attempt>();
+  // The lock token of the processor running for each job id, set as it starts (BullMQ took the lock for it just
+  // before): a lock renewal that failed for another token is an older attempt's, and a newer one must not stop for it.
+  const tokens = new Map<string, string>();
   const abort = (reason: string, ids: Iterable<string> = running.keys()): void => {
     // Handlers get an Error, as for every other abort.
     for (const id of [...ids]) running.get(id)?.abort(new WebhookError('shutting_down', reason));
   };
+  const loseLock = (attempt: Attempt): void => {
+    lockLost.add(attempt);
+    attempt.abort(new WebhookError('shutting_down', LOCK_LOST));
+  };
 
   const processor = async (job: EventJob, token?: string): Promise<void> => {
-    const { data } = job;
     const id = job.id!;
-    const { logger, process, onRetry } = hooks();
-    // Another app adding jobs under this queue's name and prefix: failed at once, without retries, rather than
-    // handed to the handlers (or to onDeadLetter) as an event it is not. Its data is never logged.
-    if (!isEventData(data)) {
-      logger.error(
-        { jobId: id, jobName: job.name, queue: name },
-        'workforce-webhooks: a job on this queue is not a workforce-webhooks event (does another app use the same BullMQ queue name and prefix? give this receiver a name of its own); failed without running a handler',
-      );
-      throw new UnrecoverableError('not a workforce-webhooks event');
-    }
-    if (job.stalledCounter > 0 && (await successes.succeededBefore(id, String(job.timestamp)))) {
-      logger.info(
-        { eventId: data.event.id, queue: name },
-        'workforce-webhooks: this event succeeded before Redis stalled; not run again',
-      );
-      return;
-    }
-    // An inline run's hand-over with no attempt left: the inline failure, recorded as this job's only attempt.
-    if (data.failedInline !== undefined) throw keptError(data.failedInline, data.lastError);
-    successes.started(id, job.processedOn);
-    const number = (data.attemptsMade ?? 0) + job.attemptsMade + 1;
-    const attempt = startAttempt(process, data, { attempt: number, timeoutMs: handlerTimeoutMs });
-    running.set(id, attempt);
+    // An attempt of this job still running here lost its lock, as this one holds it now (it lapsed while this worker
+    // was stuck, and a stalled check handed the job back before a renewal could tell): it stops, as for a lock lost.
+    const earlier = running.get(id);
+    if (earlier !== undefined) loseLock(earlier);
+    if (token !== undefined) tokens.set(id, token);
     try {
-      await attempt.done;
-      successes.succeeded(id, String(job.timestamp));
-    } catch (error) {
-      // Its ordering key is held (maybe on another instance): back to delayed, as the same attempt, rather than
-      // holding a worker slot while it waits.
-      if (error instanceof OrderingWait && token !== undefined) {
-        await job.moveToDelayed(Date.now() + error.retryInMs, token);
-        throw new DelayedError();
+      const { data } = job;
+      const { logger, process, onRetry } = hooks();
+      // Another app adding jobs under this queue's name and prefix: failed at once, without retries, rather than
+      // handed to the handlers (or to onDeadLetter) as an event it is not. Its data is never logged.
+      if (!isEventData(data)) {
+        logger.error(
+          { jobId: id, jobName: job.name, queue: name },
+          'workforce-webhooks: a job on this queue is not a workforce-webhooks event (does another app use the same BullMQ queue name and prefix? give this receiver a name of its own); failed without running a handler',
+        );
+        throw new UnrecoverableError('not a workforce-webhooks event');
       }
-      // Cut short for a lost lock: counted here, as BullMQ will not record it (see `lockLost`).
-      if (lockLost.has(attempt)) onRetry?.(data, number);
-      // Kept on the job before BullMQ records the failure: the handlers that succeeded (by then, for an attempt cut
-      // short by its time limit, a lost lock or a shutdown), so the next attempt (any instance) skips them, and the
-      // failure's class, for the dead-letter list.
-      const lastError = errorClassOf(error);
-      const completed = attempt.completed ?? data.completed;
-      if (lastError !== data.lastError || (completed?.length ?? 0) > (data.completed?.length ?? 0))
-        await job.updateData({ ...data, ...(completed === undefined ? {} : { completed }), lastError });
-      throw error;
+      if (job.stalledCounter > 0 && (await successes.succeededBefore(id, String(job.timestamp)))) {
+        logger.info(
+          { eventId: data.event.id, queue: name },
+          'workforce-webhooks: this event succeeded before Redis stalled; not run again',
+        );
+        return;
+      }
+      // An inline run's hand-over with no attempt left: the inline failure, recorded as this job's only attempt.
+      if (data.failedInline !== undefined) throw keptError(data.failedInline, data.lastError);
+      successes.started(id, job.processedOn);
+      const number = (data.attemptsMade ?? 0) + job.attemptsMade + 1;
+      const attempt = startAttempt(process, data, { attempt: number, timeoutMs: handlerTimeoutMs });
+      running.set(id, attempt);
+      try {
+        await attempt.done;
+        successes.succeeded(id, String(job.timestamp));
+      } catch (error) {
+        // Its ordering key is held (maybe on another instance): back to delayed, as the same attempt, rather than
+        // holding a worker slot while it waits.
+        if (error instanceof OrderingWait && token !== undefined) {
+          await job.moveToDelayed(Date.now() + error.retryInMs, token);
+          throw new DelayedError();
+        }
+        // Cut short for a lost lock: counted here, as BullMQ will not record it (see `lockLost`).
+        if (lockLost.has(attempt)) onRetry?.(data, number);
+        // Kept on the job before BullMQ records the failure: the handlers that succeeded (by then, for an attempt cut
+        // short by its time limit, a lost lock or a shutdown), so the next attempt (any instance) skips them, and the
+        // failure's class, for the dead-letter list.
+        const lastError = errorClassOf(error);
+        const completed = attempt.completed ?? data.completed;
+        if (lastError !== data.lastError || (completed?.length ?? 0) > (data.completed?.length ?? 0))
+          await job.updateData({ ...data, ...(completed === undefined ? {} : { completed }), lastError });
+        throw error;
+      } finally {
+        if (running.get(id) === attempt) {
+          running.delete(id);
+          successes.ended(id);
+        }
+      }
     } finally {
-      if (running.get(id) === attempt) {
-        running.delete(id);
-        successes.ended(id);
-      }
+      if (tokens.get(id) === token) tokens.delete(id);
     }
   };
 
   return {
     processor,
     abort,
-    lockLost(ids) {
-      for (const id of ids) {
+    lockLost(ids, lost) {
+      for (let index = 0; index < ids.length; index++) {
+        const id = ids[index]!;
         const attempt = running.get(id);
-        if (attempt !== undefined) lockLost.add(attempt);
+        if (attempt !== undefined && tokens.get(id) === lost[index]) loseLock(attempt);
       }
-      abort('the job lock was lost', ids);
     },
+    holds: (id) => tokens.has(id),
   };
 }

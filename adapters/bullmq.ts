@@ -236,7 +236,7 @@ export function createBullmqQueue({
       workerClient = redis
         ? open({ maxRetriesPerRequest: null, enableOfflineQueue: true, commandTimeout: undefined })
         : undefined;
-      worker = new (pacedWorker(classes.Worker))<JobData>(name, runner.processor, {
+      worker = new (pacedWorker(classes.Worker, runner))<JobData>(name, runner.processor, {
         connection: (workerClient ?? connection) as Redis,
         ...(prefix === undefined ? {} : { prefix }),
         concurrency,
@@ -266,8 +266,8 @@ export function createBullmqQueue({
           logger.error({ err: failure, queue: name }, 'workforce-webhooks: onDeadLetter failed');
         });
       });
-      // The lock lapsed (and another worker may take the job): stop this attempt's handlers.
-      worker.on('lockRenewalFailed', (ids: string[]) => runner.lockLost(ids));
+      // A lock that lapsed (another worker may take the job) stops the handlers of the attempt that held it: told by
+      // the worker (`pacedWorker`) with the lock's token, which BullMQ's `lockRenewalFailed` does not give.
       worker.on('error', (error: Error) => {
         const missing = MISSING_JOB.exec(error.message);
         if (missing === null) {
