@@ -1,7 +1,7 @@
 // `workforce-webhooks check`: a running endpoint against the spec's receiver rules, as a pass/fail table.
 import { CHECK_MARKER, type CheckResult, runChecks } from './checks.js';
 import { DATA_HELP, readData } from './data.js';
-import { answerTimeout, eventType, TIMEOUT_HELP } from './delivery-options.js';
+import { answerTimeout, eventType, TIMEOUT_HELP, typeTypo } from './delivery-options.js';
 import { type CliIo, parse, required, SECRET_HELP, secretOf } from './io.js';
 import { formatTable } from './table.js';
 import { endpointUrl, fetchablePort } from './url.js';
@@ -20,8 +20,9 @@ Checks a running endpoint against the Workforce Service's receiver rules, with r
   - an unknown event type is answered 2xx
   - no answer is a 3xx, also for the URL with or without a trailing slash
 Prints a pass/fail table, then for each failure the answer's status and the receiver's error code (any other
-body is not shown, only its size: run send to see it) and what to look at first; exits 1 when any check
-fails. Every delivery's data carries "${CHECK_MARKER}": true, so your handlers can skip them:
+body is not shown, only its size: run send to see it) and what to look at first, once for a cause several
+checks share (a wrong secret, nothing listening); exits 1 when any check fails. Every delivery's data
+carries "${CHECK_MARKER}": true, so your handlers can skip them:
 if ('${CHECK_MARKER}' in event.data) return;
 
 Options:
@@ -57,6 +58,8 @@ export async function check(argv: readonly string[], io: CliIo): Promise<number>
   const timeoutMs = answerTimeout(values['timeout-ms']);
   const data = await readData(values.data, values['data-file']);
   fetchablePort(url, '--url');
+  const typo = type === undefined ? undefined : typeTypo(type);
+  if (typo !== undefined) io.stderr(`workforce-webhooks: ${typo}\n`);
   io.stderr(`Checking ${url}\n`);
   const results = await runChecks({
     url,
@@ -69,13 +72,20 @@ export async function check(argv: readonly string[], io: CliIo): Promise<number>
       else if (index < total - 1) io.stderr(`${result.answer}\n`);
     },
   });
+  const shared = sharedCauses(results);
   io.stdout(
     formatTable([
       ['result', 'check', 'answer', 'reason'],
-      ...results.map((r) => [r.ok ? 'PASS' : 'FAIL', r.name, r.answer, r.reason ?? '']),
+      ...results.map((r) => [
+        r.ok ? 'PASS' : 'FAIL',
+        r.name,
+        r.answer,
+        // A cause many checks share is told once, below: each row says only which rule it breaks.
+        shared.has(causeOf(r)) ? `${r.rule}: see the cause below` : (r.reason ?? ''),
+      ]),
     ]),
   );
-  io.stdout(failures(results));
+  io.stdout(failures(results, shared));
   const failed = results.filter((r) => !r.ok).length;
   io.stdout(
     failed === 0
@@ -85,16 +95,54 @@ export async function check(argv: readonly string[], io: CliIo): Promise<number>
   return failed === 0 ? 0 : 1;
 }
 
-/** Each failure with the endpoint's answer (status, and the receiver's error code) and a hint, after the table. */
-function failures(results: readonly CheckResult[]): string {
-  const failed = results.filter((r) => !r.ok && r.status !== undefined);
-  if (failed.length === 0) return '';
-  const blocks = failed.map((r) =>
-    [
-      `${r.name}:`,
-      `  answer: ${r.status} ${r.shownBody}`,
-      ...(r.hint !== undefined ? [`  hint:   ${r.hint}`] : []),
-    ].join('\n'),
-  );
-  return `\nFailures:\n\n${blocks.join('\n\n')}\n`;
+// What a failure's cause is told by: the endpoint's answer (or why there was none) and the hint read from it.
+const causeOf = (r: CheckResult): string => `${r.cause ?? ''}\n${r.hint ?? ''}`;
+
+/** The causes of more than one failure (a wrong secret refuses every valid delivery), each with its failures. */
+function sharedCauses(results: readonly CheckResult[]): Map<string, CheckResult[]> {
+  const byCause = new Map<string, CheckResult[]>();
+  for (const r of results) {
+    if (r.ok || r.cause === undefined) continue;
+    byCause.set(causeOf(r), [...(byCause.get(causeOf(r)) ?? []), r]);
+  }
+  for (const [cause, group] of byCause) if (group.length < 2) byCause.delete(cause);
+  return byCause;
+}
+
+/**
+ * Each failure with the endpoint's answer (status, and the receiver's error code) and a hint, after the table; a
+ * cause several failures share, once, naming them.
+ */
+function failures(results: readonly CheckResult[], shared: Map<string, CheckResult[]>): string {
+  const blocks: string[] = [];
+  const told = new Set<string>();
+  for (const r of results) {
+    if (r.ok) continue;
+    const group = shared.get(causeOf(r));
+    if (group !== undefined) {
+      if (told.has(causeOf(r))) continue;
+      told.add(causeOf(r));
+      const answer =
+        r.status !== undefined
+          ? `answer: ${r.cause}`
+          : r.cause!.startsWith('no answer')
+            ? r.cause!
+            : `no answer: ${r.cause}`;
+      blocks.push(
+        [
+          `${group.map((g) => g.label).join(', ')} (${group.length} checks, one cause):`,
+          `  ${answer}`,
+          ...(r.hint !== undefined ? [`  hint:   ${r.hint}`] : []),
+        ].join('\n'),
+      );
+    } else if (r.status !== undefined)
+      blocks.push(
+        [
+          `${r.name}:`,
+          `  answer: ${r.status} ${r.shownBody}`,
+          ...(r.hint !== undefined ? [`  hint:   ${r.hint}`] : []),
+        ].join('\n'),
+      );
+  }
+  return blocks.length === 0 ? '' : `\nFailures:\n\n${blocks.join('\n\n')}\n`;
 }

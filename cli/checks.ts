@@ -9,6 +9,8 @@ import { shownLocation } from './shown-location.js';
 /** The outcome of one check: the answer seen and, on failure, why it breaks the spec. */
 export interface CheckResult {
   readonly name: string;
+  /** A short name of the check (`valid delivery`), for a cause several checks share. */
+  readonly label?: string;
   readonly ok: boolean;
   /** `202 in 12 ms`, or what happened instead. */
   readonly answer: string;
@@ -20,6 +22,13 @@ export interface CheckResult {
   readonly shownBody?: string;
   /** On failure, what to look at first, read from the answer (`signature_mismatch`, `raw_body_unavailable`...). */
   readonly hint?: string;
+  /** On failure, the rule broken in a few words (`expected 2xx (spec rule 2)`), for a row whose cause is told below. */
+  readonly rule?: string;
+  /**
+   * On failure, what the endpoint did, in the same words whichever check it did it to (`400 {"error":...}`, no
+   * answer and why): failures with one cause share it, so `check` tells that cause once.
+   */
+  readonly cause?: string;
 }
 
 /**
@@ -48,6 +57,8 @@ type Check = {
   readonly name: string;
   /** A short name for the summary of redirects. */
   readonly label: string;
+  /** The rule a failure breaks, in a few words. */
+  readonly rule: string;
   readonly delivery: () => Promise<SignedDelivery<string>>;
   readonly url?: string;
   /** Why the answer breaks the rule, or undefined when it keeps it. */
@@ -82,6 +93,7 @@ export async function runChecks({
     {
       name: `valid delivery answered 2xx within ${timeoutMs} ms`,
       label: 'valid delivery',
+      rule: 'expected 2xx (spec rule 2)',
       delivery: async () => valid,
       judge: (s) =>
         is2xx(s)
@@ -91,6 +103,7 @@ export async function runChecks({
     {
       name: 'same event again (new delivery id) answered 2xx',
       label: 'same event again',
+      rule: 'expected 2xx (spec rule 3)',
       // A redelivery: the same event (the same body bytes), a new delivery id and signature time.
       delivery: () =>
         createSignedDelivery({ secret, type, data, id: valid.event.id, occurredAt: valid.event.occurredAt }),
@@ -102,6 +115,7 @@ export async function runChecks({
     {
       name: 'forged signature is refused with 400',
       label: 'forged signature',
+      rule: 'expected 400 (spec rule 1)',
       delivery: () => createSignedDelivery({ secret: `${secret}_forged`, type, data }),
       judge: (s) =>
         is2xx(s)
@@ -113,6 +127,7 @@ export async function runChecks({
     {
       name: 'stale signature (1 h old) is refused with 400',
       label: 'stale signature',
+      rule: 'expected 400 (spec "Signature" 4)',
       delivery: () =>
         createSignedDelivery({ secret, type, data, timestamp: Math.floor(Date.now() / 1000) - 3600 }),
       judge: (s) =>
@@ -125,6 +140,7 @@ export async function runChecks({
     {
       name: 'unknown event type answered 2xx',
       label: 'unknown type',
+      rule: 'expected 2xx (new types come over time)',
       delivery: () =>
         createSignedDelivery({ secret, type: `check.unknown_${Date.now()}`, data: { [CHECK_MARKER]: true } }),
       judge: (s) =>
@@ -135,6 +151,7 @@ export async function runChecks({
     {
       name: `no redirect for ${new URL(slash).pathname}`,
       label: 'trailing slash',
+      rule: 'expected an answer, not a 3xx (spec rule 5)',
       url: slash,
       delivery: () => createSignedDelivery({ secret, type, data }),
       // Any answer but a 3xx: the service sends to the exact URL, this only catches trailing-slash redirects.
@@ -142,7 +159,7 @@ export async function runChecks({
     },
   ];
   const results: CheckResult[] = [];
-  const redirects: string[] = [];
+  const redirects: Redirect[] = [];
   for (const [index, check] of checks.entries()) {
     onProgress?.(index, checks.length + 1, check.name);
     const answer = await postDelivery(check.url ?? url, await check.delivery(), timeoutMs);
@@ -156,7 +173,7 @@ export async function runChecks({
     answer: redirects.length === 0 ? 'none' : `${redirects.length} redirect(s)`,
     ...(redirects.length > 0
       ? {
-          reason: `${redirects.join('; ')}: redirects are not followed, a 3xx is a failed delivery (spec rule 5)`,
+          reason: `${redirectSummary(redirects, checks.length)}: redirects are not followed, a 3xx is a failed delivery (spec rule 5)`,
         }
       : {}),
   };
@@ -164,16 +181,39 @@ export async function runChecks({
   return [...results, last];
 }
 
-function judge(check: Check, url: string, answer: PostResult, redirects: string[]): CheckResult {
-  if ('error' in answer)
+// One redirect seen: which check met it, and where it pointed.
+type Redirect = { readonly label: string; readonly target: string };
+
+// Each target once, with the checks sent there (`every delivery` when all were): a login page in front of the
+// endpoint redirects them all alike, and its URL need not be read six times.
+function redirectSummary(redirects: readonly Redirect[], checks: number): string {
+  const byTarget = new Map<string, Redirect[]>();
+  for (const r of redirects) byTarget.set(r.target, [...(byTarget.get(r.target) ?? []), r]);
+  return [...byTarget]
+    .map(([target, group]) =>
+      group.length === checks
+        ? `every delivery: ${target}`
+        : `${group.map((r) => r.label).join(', ')}: ${target}`,
+    )
+    .join('; ');
+}
+
+function judge(check: Check, url: string, answer: PostResult, redirects: Redirect[]): CheckResult {
+  const failed = { label: check.label, rule: check.rule };
+  if ('error' in answer) {
+    const reason = answer.error.startsWith('no answer')
+      ? `${answer.error}: a slower answer is a failed delivery, sent again (spec rule 2)`
+      : answer.error;
+    // Without the URL, which differs by its trailing slash from one check to the other.
     return {
       name: check.name,
       ok: false,
       answer: 'no answer',
-      reason: answer.error.startsWith('no answer')
-        ? `${answer.error}: a slower answer is a failed delivery, sent again (spec rule 2)`
-        : answer.error,
+      reason,
+      ...failed,
+      cause: answer.why ?? reason,
     };
+  }
   const seen = `${answer.status} in ${answer.ms} ms`;
   if (answer.status >= 300 && answer.status < 400) {
     const sent = answer.location;
@@ -182,7 +222,7 @@ function judge(check: Check, url: string, answer: PostResult, redirects: string[
     // A redirect's body often repeats its Location (`Redirecting to ...`): shown as the Location is. Redacted on
     // more than is shown, so a URL cut at 500 characters loses its credentials all the same.
     const body = sent && location ? answer.body.replaceAll(sent, location) : answer.body;
-    redirects.push(`${check.label}: ${target}`);
+    redirects.push({ label: check.label, target });
     return {
       name: check.name,
       ok: false,
@@ -191,19 +231,24 @@ function judge(check: Check, url: string, answer: PostResult, redirects: string[
       body: redactUrl(body.slice(0, 1000)).slice(0, 500),
       shownBody: shownBody(answer.body, answer.truncated),
       reason: `redirected (${target}); answer at the URL itself (spec rule 5)`,
+      ...failed,
+      cause: `${target} ${shownBody(answer.body, answer.truncated)}`,
       hint: 'mount the receiver at the exact URL the service sends to, with no redirect in front (trailing slash, http to https, a login page)',
     };
   }
   const reason = check.judge(answer.status);
   const hint = reason === undefined ? undefined : hintFor(answer.status, answer.body);
+  const shown = shownBody(answer.body, answer.truncated);
   return {
     name: check.name,
     ok: reason === undefined,
     answer: seen,
     status: answer.status,
     body: answer.body.slice(0, 500),
-    shownBody: shownBody(answer.body, answer.truncated),
-    ...(reason !== undefined ? { reason } : {}),
+    shownBody: shown,
+    // A refusal is the endpoint's, whichever check met it; a 2xx fails only the check that expected a refusal.
+    ...(reason !== undefined ? { reason, ...failed } : {}),
+    ...(reason !== undefined && !is2xx(answer.status) ? { cause: `${answer.status} ${shown}` } : {}),
     ...(hint !== undefined ? { hint } : {}),
   };
 }

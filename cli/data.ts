@@ -31,7 +31,8 @@ export async function readData(
   }
   let data: unknown;
   try {
-    data = JSON.parse(text);
+    // A byte order mark, which Windows editors and PowerShell put before a UTF-8 file's text, is no part of its JSON.
+    data = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch {
     throw new UsageError(`${name} is not JSON: it must be a JSON object`);
   }

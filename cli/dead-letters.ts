@@ -7,6 +7,7 @@ import type { EventQueue } from '../src/queue.js';
 import { type CliIo, integer, parse, required, UsageError } from './io.js';
 import { progressBar } from './progress-bar.js';
 import { formatTable } from './table.js';
+import { withScheme } from './url.js';
 
 /**
  * Help text of `dead-letters`.
@@ -130,7 +131,8 @@ export async function deadLetters(argv: readonly string[], io: CliIo): Promise<n
       throw new Error(
         /out of memory/.test((error as Error).message)
           ? 'Redis at --redis is out of memory (maxmemory): it refuses writes; free memory or raise maxmemory, then run this again'
-          : `cannot reach Redis at --redis${redisAdvice(redis, (error as Error).cause)}`,
+          : (refusedLogin((error as Error).message) ??
+              `cannot reach Redis at --redis${redisAdvice(redis, (error as Error).cause)}`),
         { cause: error },
       );
     // A value the queue refuses (a --cursor no page printed): the query's fields are named like the options.
@@ -148,8 +150,10 @@ export async function deadLetters(argv: readonly string[], io: CliIo): Promise<n
 // (the URL may hold a password). Nothing for an accepted connection left silent: the queue's deadline ended it.
 function redisAdvice(redis: string, cause: unknown): string {
   const code = (cause as { code?: unknown } | undefined)?.code;
-  if (typeof code !== 'string' || !URL.canParse(redis)) return '';
-  const { hostname, port } = new URL(redis);
+  // ioredis takes `localhost:6379` as well, which a URL parser reads as the scheme `localhost:` and no host.
+  const url = withScheme(redis, 'redis')?.url ?? redis;
+  if (typeof code !== 'string' || !URL.canParse(url)) return '';
+  const { hostname, port } = new URL(url);
   const at = `${hostname}:${port || '6379'}`;
   if (code === 'ECONNREFUSED')
     return ` (${at}): nothing listens there; start Redis, or fix the host and port in --redis; error code ${code}`;
@@ -158,6 +162,15 @@ function redisAdvice(redis: string, cause: unknown): string {
   if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'ETIMEDOUT')
     return ` (${at}): no route to it; check the address, and any firewall or VPN in between; error code ${code}`;
   return ` (${at}); error code ${code}`;
+}
+
+// A Redis that answered but refused the login: reached, so not "cannot reach", and the fix is in --redis itself.
+function refusedLogin(message: string): string | undefined {
+  if (/\bNOAUTH\b/.test(message))
+    return 'Redis at --redis requires a password and --redis gives none (NOAUTH): put it in the URL before the host, as :password@host:port';
+  if (/\bWRONGPASS\b/.test(message))
+    return 'Redis at --redis refused the user name or password in --redis (WRONGPASS): check them, written before the host as user:password@host:port';
+  return undefined;
 }
 
 // What the CLI takes is an ISO 8601 time; the library also takes a bare number, which here would be a typo.

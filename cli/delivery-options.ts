@@ -1,5 +1,6 @@
 // The options of a delivery `send` and `check` make, checked as the service's own deliveries would be.
 import { isUuid } from '../src/hex.js';
+import { typoWarning } from '../src/unknown-type.js';
 import { integer, UsageError } from './io.js';
 
 /**
@@ -45,4 +46,17 @@ export function eventId(value: string): string {
   // Spec "Delivery format": id is a uuid; the receiver refuses any other shape as an invalid payload.
   if (!isUuid(value)) throw new UsageError(`--id must be a uuid (an event id), got ${JSON.stringify(value)}`);
   return value;
+}
+
+/**
+ * The line to print when `--type` is a keystroke or two from a type the service sends (`leave.aproved`), else
+ * undefined: it is sent as given (a type of your own is allowed), but no handler of the type meant runs on it.
+ * @example
+ * const note = typeTypo('leave.aproved'); // "--type leave.aproved is no event type the service sends: did you mean leave.approved? ..."
+ */
+export function typeTypo(type: string): string | undefined {
+  const meant = /did you mean '([^']+)'/.exec(typoWarning(type) ?? '')?.[1];
+  return meant === undefined
+    ? undefined
+    : `--type ${type} is no event type the service sends: did you mean ${meant}? sent as given, no handler of ${meant} runs on it`;
 }

@@ -30,20 +30,30 @@ const HINTS: Readonly<Record<string, string>> = {
 };
 
 /**
+ * The receiver's error code in an answer's `{"error": code}` body, or undefined for any other body.
+ * @example
+ * errorCode('{"error":"signature_mismatch"}') // 'signature_mismatch'
+ */
+export function errorCode(body: string): string | undefined {
+  try {
+    const code = (JSON.parse(body) as { error?: unknown } | null)?.error;
+    return typeof code === 'string' ? code : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * A hint for an answer, read from its `{"error": code}` body; undefined when there is nothing better to say.
+ * `urlOption` is the option that gave the endpoint's URL (`--url`, `--deliver-to`).
  * @example
  * hintFor(400, '{"error":"signature_mismatch"}') // "is --secret this endpoint's secret? ..."
  */
-export function hintFor(status: number, body: string): string | undefined {
-  let code: unknown;
-  try {
-    code = (JSON.parse(body) as { error?: unknown }).error;
-  } catch {
-    code = undefined;
-  }
-  if (typeof code === 'string' && Object.hasOwn(HINTS, code)) return HINTS[code];
+export function hintFor(status: number, body: string, urlOption = '--url'): string | undefined {
+  const code = errorCode(body);
+  if (code !== undefined && Object.hasOwn(HINTS, code)) return HINTS[code];
   if (status === 404 || status === 405)
-    return 'is --url the webhook route, with the receiver mounted for POST on it?';
+    return `is ${urlOption} the webhook route, with the receiver mounted for POST on it?`;
   if (status === 401 || status === 403)
     return 'something in front of the receiver asks for credentials; the service sends none but the signature';
   return undefined;

@@ -128,9 +128,16 @@ export function integer(value: string | undefined, name: string, fallback: numbe
  */
 export function processIo(): CliIo {
   let controller: AbortController | undefined;
+  // A reader that leaves early (`| head`) makes the next write fail with EPIPE, an 'error' event that would crash the
+  // command with a stack trace: its output is dropped instead, and the command finishes what it does (a replay).
+  const open = { stdout: true, stderr: true };
+  for (const name of ['stdout', 'stderr'] as const)
+    process[name].on('error', () => {
+      open[name] = false;
+    });
   return {
-    stdout: (text) => process.stdout.write(text),
-    stderr: (text) => process.stderr.write(text),
+    stdout: (text) => open.stdout && process.stdout.write(text),
+    stderr: (text) => open.stderr && process.stderr.write(text),
     async stdin() {
       if (process.stdin.isTTY) throw new UsageError('pipe the body on standard input, e.g. < body.json');
       const chunks: Buffer[] = [];

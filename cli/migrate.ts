@@ -1,7 +1,8 @@
 // `workforce-webhooks migrate`: create the Postgres store's table before the first deploy (or let every start do it).
 import { tableNames } from '../adapters/postgres-names.js';
+import { ConfigurationError } from '../src/errors.js';
 import { type CliIo, parse, required, UsageError } from './io.js';
-import { redactUrl } from './url.js';
+import { shownValue, withScheme } from './url.js';
 
 /**
  * Help text of `migrate`.
@@ -67,7 +68,12 @@ export async function migrate(argv: readonly string[], io: CliIo): Promise<numbe
       timeoutMs: TIMEOUT_MS,
       cleanupIntervalMs: 0,
     });
-    await store.migrate();
+    await store.migrate().catch((error: unknown) => {
+      // What the database answers (no such database, a refused password) is a failed request, exit 1, however the
+      // store classes it: the options were checked above, so --help has nothing to add.
+      if (error instanceof ConfigurationError) throw new Error(error.message, { cause: error });
+      throw error;
+    });
     io.stdout(`migrated ${values.table ?? 'workforce_webhook_events'}\n`);
     return 0;
   } finally {
@@ -77,11 +83,18 @@ export async function migrate(argv: readonly string[], io: CliIo): Promise<numbe
 
 // pg reads anything that is not a URL as a path under the host "base", so a typo such as `localhost/app` would fail
 // as `getaddrinfo ENOTFOUND base`, a network error: it is a usage mistake, said with the forms pg takes.
+// `//user:pw@host/db` is no path: pg would try it as a socket directory and print it, password and all.
 function databaseUrl(value: string): string {
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(value)?.[1]?.toLowerCase();
-  if (scheme === 'postgres' || scheme === 'postgresql' || scheme === 'socket' || value.startsWith('/'))
-    return value;
+  const path = value.startsWith('/') && !value.startsWith('//');
+  if (scheme === 'postgres' || scheme === 'postgresql' || scheme === 'socket' || path) return value;
+  // Without a scheme: the URL it most likely is, shown without what may be a password.
+  const guess = withScheme(value, 'postgres');
+  if (guess !== undefined)
+    throw new UsageError(
+      `--postgres has no scheme: write ${guess.credentials ? guess.url.replace('://', '://***@') : guess.url}`,
+    );
   throw new UsageError(
-    `--postgres must be a postgres:// or postgresql:// URL (or a socket: URL or path), got ${JSON.stringify(redactUrl(value))}`,
+    `--postgres must be a postgres:// or postgresql:// URL (or a socket: URL or path), got ${JSON.stringify(shownValue(value))}`,
   );
 }

@@ -1,6 +1,8 @@
 // The terminal side of `mock --deliver-to`: commands on standard input that change the mock and send the events.
 import type { DeliveryAttempt, Emission, MockService } from '../testing/mock-service/index.js';
-import type { CliIo } from './io.js';
+import { errorCode, hintFor } from './hints.js';
+import { type CliIo, SECRET_ENV } from './io.js';
+import { shownBody } from './shown-body.js';
 
 /**
  * Help text of the commands `mock --deliver-to` reads on standard input.
@@ -75,7 +77,8 @@ export async function runConsole(service: MockService, io: CliIo): Promise<void>
     if (word === '') continue;
     try {
       const emission = await command(service, word.toLowerCase(), arg, io);
-      if (emission !== undefined) io.stdout(describe(emission));
+      if (emission !== undefined)
+        io.stdout(describe(emission) + emission.attempts.map((a) => hintOnce(io, a)).join(''));
     } catch (error) {
       io.stdout(`! ${(error as Error).message.replace(/^workforce-webhooks mock: /, '')}\n`);
     }
@@ -135,7 +138,7 @@ export function retryPrinter(io: CliIo): (attempt: DeliveryAttempt) => void {
   return (attempt) => {
     if (attempt.attempt > 1)
       io.stdout(
-        `-> ${attempt.type} (event ${attempt.eventId}) attempt ${attempt.attempt}: ${outcome(attempt)}\n`,
+        `-> ${attempt.type} (event ${attempt.eventId}) attempt ${attempt.attempt}: ${outcome(attempt)}\n${hintOnce(io, attempt)}`,
       );
   };
 }
@@ -156,6 +159,9 @@ function outcome(attempt: DeliveryAttempt): string {
   if (ok) return `${status} in ${durationMs} ms`;
   const next = retryInMs !== undefined ? `retry in ${duration(retryInMs)}` : 'no retries left';
   if (status === undefined) return `failed (${error ?? 'no answer'}), ${next}`;
+  // The receiver's own error code, which names the cause; any other body is not shown (it may echo the signature).
+  const code = receiverCode(attempt.body);
+  if (code !== undefined) return `${status} ${code} in ${durationMs} ms: failed, ${next}`;
   const why =
     status >= 300 && status < 400
       ? 'a redirect counts as a failure; not followed'
@@ -168,4 +174,28 @@ function duration(ms: number): string {
   if (ms < 60_000) return `${Math.round(ms / 1000)} s`;
   if (ms < 3_600_000) return `${Math.round(ms / 60_000)} min`;
   return `${Number((ms / 3_600_000).toFixed(1))} h`;
+}
+
+// The receiver's `{"error": code}` answer's code; undefined for any other body.
+function receiverCode(body: string | undefined): string | undefined {
+  return body !== undefined && shownBody(body).startsWith('{') ? errorCode(body) : undefined;
+}
+
+// The hints each console printed: a cause's hint once, however many deliveries and retries it fails.
+const hinted = new WeakMap<CliIo, Set<string>>();
+
+// The line after a failed attempt with what to look at first, the first time its cause is met; else nothing.
+function hintOnce(io: CliIo, attempt: DeliveryAttempt): string {
+  if (attempt.ok || attempt.cancelled || attempt.status === undefined) return '';
+  const body = attempt.body ?? '';
+  // The endpoint's secret is not the one the mock signs with: say which to change, on either side.
+  const hint =
+    receiverCode(body) === 'signature_mismatch'
+      ? `the endpoint verifies with another secret than the mock signs with: run your server with ${SECRET_ENV} set to the mock's (printed above when it made one), or give the mock the server's with --secret or $${SECRET_ENV}`
+      : hintFor(attempt.status, body, '--deliver-to');
+  const seen = hinted.get(io) ?? new Set<string>();
+  hinted.set(io, seen);
+  if (hint === undefined || seen.has(hint)) return '';
+  seen.add(hint);
+  return `   hint: ${hint}\n`;
 }

@@ -18,7 +18,12 @@ export type PostResult =
       readonly ms: number;
       readonly location?: string;
     }
-  | { readonly error: string; readonly ms: number };
+  | {
+      readonly error: string;
+      readonly ms: number;
+      /** Why the endpoint could not be reached, without its URL (the same for every URL of one host). */
+      readonly why?: string;
+    };
 
 /**
  * Sends `delivery` to `url` and waits at most `timeoutMs` for the answer.
@@ -48,7 +53,9 @@ export async function postDelivery(
     if ((error as Error).name === 'TimeoutError')
       return { error: `no answer within ${timeoutMs} ms`, ms: ms() };
     // The URL, and fetch's words that may repeat it, are shown without the credentials it may carry.
-    const why = URL.canParse(url) ? unreachable(new URL(url), error) : String((error as Error).message);
-    return { error: redactUrl(`could not reach ${url}: ${why}`), ms: ms() };
+    const why = redactUrl(
+      URL.canParse(url) ? unreachable(new URL(url), error) : String((error as Error).message),
+    );
+    return { error: redactUrl(`could not reach ${url}: ${why}`), ms: ms(), why };
   }
 }

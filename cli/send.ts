@@ -1,7 +1,7 @@
 // `workforce-webhooks send`: one signed delivery to an endpoint, and its answer.
 import { createSignedDelivery } from '../testing/index.js';
 import { DATA_HELP, readData } from './data.js';
-import { answerTimeout, eventId, eventType, TIMEOUT_HELP } from './delivery-options.js';
+import { answerTimeout, eventId, eventType, TIMEOUT_HELP, typeTypo } from './delivery-options.js';
 import { type CliIo, parse, required, SECRET_HELP, secretOf } from './io.js';
 import { postDelivery } from './post.js';
 import { printedBody } from './shown-body.js';
@@ -62,6 +62,8 @@ export async function send(argv: readonly string[], io: CliIo): Promise<number> 
     ...(data !== undefined ? { data } : {}),
     ...(id !== undefined ? { id } : {}),
   });
+  const typo = typeTypo(type);
+  if (typo !== undefined) io.stderr(`workforce-webhooks: ${typo}\n`);
   if (data === undefined)
     io.stderr(
       `Sending sample data (--data or --data-file for your own): ${JSON.stringify(delivery.event.data)}\n`,

@@ -33,15 +33,19 @@ app.get('/health', (_req, res) => {
   res.json({ ok: true });
 });
 
-const server = app.listen(Number(process.env.PORT ?? 3000), () => {
+const server = app.listen(Number(process.env.PORT ?? 3000), (error) => {
+  if (error) throw error; // Express 5 hands a failed listen here: a port in use is EADDRINUSE, not "listening"
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : process.env.PORT;
   console.log(`listening on http://localhost:${port}/webhooks/workforce`);
 });
 
-// On shutdown: answer new deliveries 503 (the service retries them), finish accepted ones, then stop.
-process.once('SIGTERM', async () => {
+// On Ctrl-C or SIGTERM: answer new deliveries 503 (the service retries them), finish accepted ones, then stop.
+// A second Ctrl-C stops at once.
+const shutdown = async (): Promise<void> => {
+  process.off('SIGINT', shutdown).off('SIGTERM', shutdown);
   await receiver.close();
   server.close();
-});
+};
+process.on('SIGINT', shutdown).on('SIGTERM', shutdown);
 // #endregion quickstart

@@ -64,7 +64,8 @@ export function createExampleApp({
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const port = Number(process.env.PORT ?? 3000);
   const { app, receiver } = createExampleApp();
-  const server = app.listen(port, () => {
+  const server = app.listen(port, (error) => {
+    if (error) throw error; // Express 5 hands a failed listen here: a port in use is EADDRINUSE, not "listening"
     const address = server.address();
     const actual = typeof address === 'object' && address !== null ? address.port : port;
     console.log(`workforce-webhooks example listening on http://localhost:${actual}/webhooks/workforce`);

@@ -24,8 +24,11 @@ app.post('/api/echo', async (request) => request.body);
 app.listen({ port: Number(process.env.PORT ?? 3000), host: '127.0.0.1' }).then((address) => {
   console.log(`listening on ${address.replace('127.0.0.1', 'localhost')}/webhooks/workforce`);
 });
-process.once('SIGTERM', async () => {
+// On Ctrl-C or SIGTERM: 503 to new deliveries, accepted ones finish, then stop; a second Ctrl-C stops at once.
+const shutdown = async (): Promise<void> => {
+  process.off('SIGINT', shutdown).off('SIGTERM', shutdown);
   await receiver.close();
   await app.close();
-});
+};
+process.on('SIGINT', shutdown).on('SIGTERM', shutdown);
 // #endregion quickstart

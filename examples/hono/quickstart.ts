@@ -25,8 +25,11 @@ app.post('/api/echo', async (c) => c.json(await c.req.json()));
 const server = serve({ fetch: app.fetch, port: Number(process.env.PORT ?? 3000) }, (info) => {
   console.log(`listening on http://localhost:${info.port}/webhooks/workforce`);
 });
-process.once('SIGTERM', async () => {
+// On Ctrl-C or SIGTERM: 503 to new deliveries, accepted ones finish, then stop; a second Ctrl-C stops at once.
+const shutdown = async (): Promise<void> => {
+  process.off('SIGINT', shutdown).off('SIGTERM', shutdown);
   await receiver.close();
   server.close();
-});
+};
+process.on('SIGINT', shutdown).on('SIGTERM', shutdown);
 // #endregion quickstart

@@ -21,8 +21,11 @@ server.listen(Number(process.env.PORT ?? 3000), () => {
   const port = typeof address === 'object' && address !== null ? address.port : process.env.PORT;
   console.log(`listening on http://localhost:${port}/webhooks/workforce`);
 });
-process.once('SIGTERM', async () => {
+// On Ctrl-C or SIGTERM: 503 to new deliveries, accepted ones finish, then stop; a second Ctrl-C stops at once.
+const shutdown = async (): Promise<void> => {
+  process.off('SIGINT', shutdown).off('SIGTERM', shutdown);
   await receiver.close();
   server.close();
-});
+};
+process.on('SIGINT', shutdown).on('SIGTERM', shutdown);
 // #endregion node

@@ -44,12 +44,15 @@ const app = express();
 app.all('/webhooks/workforce', createExpressMiddleware(receiver)); // every method: 405 but for POST
 const server = app.listen(Number(process.env.PORT ?? 3000));
 
-process.once('SIGTERM', async () => {
-  await receiver.close(); // 503 to new deliveries, running handlers finish
+// On Ctrl-C or SIGTERM, once (a second Ctrl-C stops at once): 503 to new deliveries, running handlers finish.
+const shutdown = async (): Promise<void> => {
+  process.off('SIGINT', shutdown).off('SIGTERM', shutdown);
+  await receiver.close();
   server.close();
   store.close();
   await pool.end();
-});
+};
+process.on('SIGINT', shutdown).on('SIGTERM', shutdown);
 // #endregion postgres
 
 server.once('listening', () => {

@@ -39,12 +39,15 @@ app.all('/webhooks/workforce', createExpressMiddleware(receiver)); // every meth
 app.get('/metrics', metrics); // for Prometheus
 const server = app.listen(Number(process.env.PORT ?? 3000));
 
-// Rolling deploys: stop taking deliveries (503), let running handlers finish, then close what we opened.
-process.once('SIGTERM', async () => {
+// Rolling deploys (SIGTERM) and Ctrl-C: stop taking deliveries (503), let running handlers finish, then close what
+// we opened. A second signal stops at once.
+const shutdown = async (): Promise<void> => {
+  process.off('SIGINT', shutdown).off('SIGTERM', shutdown);
   await receiver.close();
   server.close();
   await redis.quit();
-});
+};
+process.on('SIGINT', shutdown).on('SIGTERM', shutdown);
 // #endregion scaling
 
 server.once('listening', () => {

@@ -98,11 +98,13 @@ describe('check passes correct receivers', () => {
 describe('check fails broken receivers with the right reasons', () => {
   it('a receiver that redirects everything', async () => {
     const url = await serve((_req, res) => res.writeHead(308, { location: '/elsewhere' }).end());
-    const { code, failed, rows } = await check(url);
+    const { code, failed, rows, out } = await check(url);
     expect(code).toBe(1);
     expect(rows.every((r) => !r.ok)).toBe(true);
-    expect(failed['forged signature']).toMatch(/redirected \(308 to \/elsewhere\).*spec rule 5/);
-    expect(failed['no 3xx']).toMatch(/a 3xx is a failed delivery/);
+    // One cause for every delivery: told once, below the table.
+    expect(failed['forged signature']).toBe('expected 400 (spec rule 1): see the cause below');
+    expect(out).toMatch(/\(6 checks, one cause\):\n {2}answer: 308 to \/elsewhere/);
+    expect(failed['no 3xx']).toMatch(/every delivery: 308 to \/elsewhere: .*a 3xx is a failed delivery/);
   });
 
   it('a receiver that redirects only the trailing slash', async () => {
@@ -168,11 +170,12 @@ describe('check fails broken receivers with the right reasons', () => {
       const { ok } = await verified(req);
       if (!ok) res.writeHead(400).end();
     });
-    const { code, failed } = await check(url, 600);
+    const { code, failed, out } = await check(url, 600);
     expect(code).toBe(1);
     expect(Object.keys(failed)).toEqual(['valid delivery', 'same event', 'unknown event', 'no redirect']);
-    expect(failed['valid delivery']).toMatch(
-      /no answer within 600 ms: a slower answer is a failed delivery.*spec rule 2/,
+    expect(failed['valid delivery']).toBe('expected 2xx (spec rule 2): see the cause below');
+    expect(out).toMatch(
+      /\(4 checks, one cause\):\n {2}no answer within 600 ms: a slower answer is a failed delivery.*spec rule 2/,
     );
   });
 });

@@ -5,7 +5,6 @@ import { capture } from './capture.js';
 
 describe('migrate --postgres that pg would misread', () => {
   it.each([
-    ['a host and database without a scheme', 'localhost/app'],
     ['a word', 'not a url'],
     ['another scheme', 'mysql://user:hunter2@db.internal/app'],
   ])('refuses %s with exit 2, the forms it takes, and no password', async (_, value) => {

@@ -77,7 +77,8 @@ describe.skipIf(!postgresUrl)('examples/postgres', () => {
     expect(marks).toEqual([{ done: true, committed: true }]);
     expect(await rows()).toHaveLength(1);
 
-    example.child.kill('SIGTERM');
+    // Ctrl-C, as in development: the same drain as SIGTERM, the pool ended, exit 0.
+    example.child.kill('SIGINT');
     expect(await example.exited).toBe(0);
   });
 });
