@@ -16,6 +16,11 @@ const DATE_TIME =
 // The shapes of the spec's event types and versions: text in them can be logged without quoting a body.
 const TYPE_SHAPE = /^[a-z][a-z0-9_]{0,39}(\.[a-z][a-z0-9_]{0,39}){1,4}$/;
 const API_VERSION_SHAPE = /^\d{4}-\d{2}-\d{2}$/;
+// Spec "Delivery format": the service's `User-Agent` is `Svc-Webhooks/<version>`.
+const SERVICE_AGENT = /^Svc-Webhooks\//i;
+// JSON's whitespace (RFC 8259: space, tab, line feed, carriage return), and the `{` an envelope opens with.
+const WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
+const OPEN_BRACE = 0x7b;
 
 /** The `apiVersion` this package was written against. */
 export const CURRENT_API_VERSION = '2026-10-15';
@@ -60,6 +65,34 @@ export function parseEvent(body: Uint8Array, headers?: HeadersInput): WorkforceE
       fail('Svc-Event-Type does not equal the body type');
   }
   return event as unknown as WorkforceEvent;
+}
+
+/**
+ * Whether a request refused for its signature header is the service's own or a faithful test's: its `User-Agent`,
+ * one of its `Svc-Event-Id` / `Svc-Event-Type` / `Svc-Delivery-Id` headers, or an event envelope as body (a
+ * scanner's bare POST has none).
+ * @example
+ * if (isServiceDelivery(body, req.headers)) report.refused('missing_signature');
+ */
+export function isServiceDelivery(body: Uint8Array, headers: HeadersInput): boolean {
+  if (
+    headerValue(headers, 'svc-event-id') !== undefined ||
+    headerValue(headers, 'svc-event-type') !== undefined ||
+    headerValue(headers, 'svc-delivery-id') !== undefined ||
+    SERVICE_AGENT.test(headerValue(headers, 'user-agent') ?? '')
+  )
+    return true;
+  // Every custom header stripped (some proxies forward only a known list): the body still says whose it is. A body
+  // that does not open with `{` (a form, a page, nothing) is no envelope, and is not decoded to learn it.
+  let at = 0;
+  while (at < body.byteLength && WHITESPACE.has(body[at]!)) at++;
+  if (body[at] !== OPEN_BRACE) return false;
+  try {
+    parseEvent(body);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 // `SyntaxError at position 7`, from V8's messages (`... in JSON at position 7`); other engines may give no position.

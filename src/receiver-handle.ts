@@ -1,6 +1,12 @@
 // receiver.handle: verify, parse, dedupe, then queue or run inline, and answer from the status table.
 import type { Claims } from './claims.js';
-import { CURRENT_API_VERSION, eventLogFields, loggableApiVersion, parseEvent } from './envelope.js';
+import {
+  CURRENT_API_VERSION,
+  eventLogFields,
+  isServiceDelivery,
+  loggableApiVersion,
+  parseEvent,
+} from './envelope.js';
 import { ConfigurationError, WebhookVerificationError } from './errors.js';
 import { type HeadersInput, headerValue } from './headers.js';
 import type { InlineRunner } from './inline.js';
@@ -11,7 +17,7 @@ import type { RefusalReport } from './refusal-report.js';
 import type { Registry } from './registry.js';
 import { type Answer, answers, type WebhookResponse, withBackground } from './responses.js';
 import { NOT_CONFIGURED, type SecretSource } from './secret-source.js';
-import { checkSignature, type ParsedSignature } from './signature.js';
+import { checkSignature, type ParsedSignature, parseSignatureHeader } from './signature.js';
 import type { ClaimResult } from './store.js';
 import type { DeliveryObserver, Telemetry, TelemetryFault } from './telemetry.js';
 import { observeClaim, observeDelivery, observeEvent, traceOf } from './telemetry-delivery.js';
@@ -113,10 +119,8 @@ export function createHandle({
 
   // The hot path: one HMAC over the bytes as received, one JSON.parse, one claim, one enqueue. A refusal is
   // answered at once (node:crypto); anything that reached the store answers with a promise.
-  const handle = (
-    { method, headers, body, bodyProblem }: HandleInput,
-    delivery: DeliveryObserver | undefined,
-  ): Answer => {
+  const handle = (input: HandleInput, delivery: DeliveryObserver | undefined): Answer => {
+    const { method, headers, body, bodyProblem } = input;
     if (method !== undefined && method !== 'POST' && method.toUpperCase() !== 'POST')
       return answers.methodNotAllowed;
     if (state.closing) return answers.unavailable.shutting_down;
@@ -131,26 +135,37 @@ export function createHandle({
     }
     const deliveryId = headerValue(headers, 'svc-delivery-id');
     let verified: ParsedSignature | Promise<ParsedSignature>;
+    const header = headerValue(headers, 'svc-signature');
     try {
-      const header = headerValue(headers, 'svc-signature');
       verified = checkSignature(body, header, secretsNow, toleranceSeconds, now());
     } catch (error) {
-      return refuseSignature(error, deliveryId);
+      return refuseSignature(error, deliveryId, header, input);
     }
     if (verified instanceof Promise) {
       return verified.then(
         () => accept(body, headers, deliveryId, delivery),
-        (error: unknown) => refuseSignature(error, deliveryId),
+        (error: unknown) => refuseSignature(error, deliveryId, header, input),
       );
     }
     return accept(body, headers, deliveryId, delivery);
   };
 
-  const refuseSignature = (error: unknown, deliveryId: string | undefined): WebhookResponse => {
+  // Only refusals pay for what the report needs: the signature's age, and whether a request without a usable
+  // header is the service's own (scanners send bare POSTs; the service's come so only when something drops it).
+  const refuseSignature = (
+    error: unknown,
+    deliveryId: string | undefined,
+    header: string | undefined,
+    { headers, body }: HandleInput,
+  ): WebhookResponse => {
     if (!(error instanceof WebhookVerificationError)) throw error;
-    logger.info({ code: error.code, deliveryId }, 'workforce-webhooks: delivery refused');
-    refusals.refused(error.code);
-    return answers.badRequest[error.code];
+    const { code } = error;
+    logger.info({ code, deliveryId }, 'workforce-webhooks: delivery refused');
+    if (code === 'timestamp_out_of_tolerance')
+      refusals.refused(code, Math.floor(now() / 1000) - Number(parseSignatureHeader(header).timestamp));
+    else if (code === 'signature_mismatch') refusals.refused(code);
+    else if (body !== undefined && isServiceDelivery(body, headers)) refusals.refused(code);
+    return answers.badRequest[code];
   };
 
   const accept = (

@@ -1,11 +1,17 @@
-// Signature refusals that point at a mistake of configuration (a wrong secret, a wrong clock), said once, then at most once a minute.
+// Signature refusals that point at a mistake of configuration (a wrong secret, a wrong clock, a dropped header), said once, then at most once a minute.
 import { type Logger, REPEAT_INTERVAL_MS } from './logger.js';
 
+// A missing or malformed header is reported only for a request that is the service's own (its other headers or its
+// envelope): scanners send bare POSTs, and the service's deliveries arrive without it only when something drops it.
 const HINTS: Readonly<Partial<Record<string, string>>> = {
   signature_mismatch:
     "Is this the endpoint's current `whsec_` secret? Rotating? Pass both: `secret: [current, next]`.",
   timestamp_out_of_tolerance:
     "Is this server's clock right? A signature more than `toleranceSeconds` (default 300) away from it is refused.",
+  missing_signature:
+    "The request carries the service's other headers or its event body but no Svc-Signature header: it is not reaching the app. Fix: make the proxy, CDN, load balancer or framework in front of this route forward the `Svc-Signature` header unchanged (not dropped, not renamed); in a test, send every header of `createSignedDelivery()` (workforce-webhooks/testing).",
+  malformed_signature:
+    "The request carries the service's other headers or its event body, but its Svc-Signature is not one `t=<unix seconds>,v1=<hex>` value: something in front of this route rewrites or repeats it, or the sender writes it another way (a `t` in milliseconds). Fix: forward the `Svc-Signature` header unchanged; a test signs with `signPayload()` (workforce-webhooks/testing).",
 };
 
 // The same codes when they come between verified deliveries: the secret and the clock are right for the others.
@@ -14,6 +20,10 @@ const SPREAD_HINTS: Readonly<Partial<Record<string, string>>> = {
     "Other deliveries verify: is a second endpoint, with a secret of its own, sending to this URL (pass both secrets), or does something in front of this route change some bodies? A forged probe (the CLI's check sends one) is refused so too.",
   timestamp_out_of_tolerance:
     "Other deliveries are on time: does something in front of this route hold some requests back? A stale probe (the CLI's check sends one) is refused so too.",
+  missing_signature:
+    'Other deliveries carry it: does one route, instance or rule of the proxy, CDN or load balancer in front of this app drop the `Svc-Signature` header? Forward it unchanged on every path.',
+  malformed_signature:
+    'Other deliveries verify: does one route, instance or rule of the proxy, CDN or load balancer in front of this app rewrite or repeat the `Svc-Signature` header? Forward it unchanged on every path.',
 };
 
 // Refusals spread among verified deliveries are no run, yet they keep coming back with the sender's retries (1, 5,
@@ -22,9 +32,12 @@ const SPREAD_HINTS: Readonly<Partial<Record<string, string>>> = {
 const SPREAD_MS = 10 * 60_000;
 const SPREAD_COUNT = 3;
 
-/** What the receiver tells the report: each refused delivery's code, and each verified one. */
+/**
+ * What the receiver tells the report: each refused delivery's code (with, for a stale or early signature, how many
+ * seconds before this server's clock it was signed: negative when after), and each verified one.
+ */
 export interface RefusalReport {
-  refused(code: string): void;
+  refused(code: string, ageSeconds?: number): void;
   verified(): void;
 }
 
@@ -61,7 +74,7 @@ export function createRefusalReport({
       run = 0;
       runCode = undefined;
     },
-    refused(code) {
+    refused(code, ageSeconds) {
       const hint = HINTS[code];
       if (hint === undefined) return;
       run = code === runCode ? run + 1 : 1;
@@ -86,10 +99,24 @@ export function createRefusalReport({
       seen.last = at;
       seen.count = 0;
       seen.warned = true;
+      // A clock off by minutes is every delivery's age: the number, and the fix, say it is the clock.
+      const clock = !spreadOnly && ageSeconds !== undefined ? clockFix(ageSeconds) : '';
       logger.warn(
-        { code, count },
-        `workforce-webhooks: ${count === 1 ? 'a delivery was' : `${count} deliveries were`} refused 400 ${code}${warned ? ' since the last warning' : ''}. ${spreadOnly ? SPREAD_HINTS[code] : hint}`,
+        ageSeconds === undefined ? { code, count } : { code, count, ageSeconds },
+        `workforce-webhooks: ${count === 1 ? 'a delivery was' : `${count} deliveries were`} refused 400 ${code}${warned ? ' since the last warning' : ''}. ${spreadOnly ? SPREAD_HINTS[code] : hint}${clock}`,
       );
     },
   };
+}
+
+// Ten years: no clock drifts so far; a `now` option in seconds (or a clock stuck at 0) is that far from `t`.
+const NOT_A_CLOCK_SECONDS = 10 * 365 * 24 * 3600;
+
+// The offset tells a clock (the same minutes on every delivery) from a replay; the fix is the clock's own.
+function clockFix(ageSeconds: number): string {
+  const when = ageSeconds >= 0 ? 'before' : 'after';
+  const off = ` The last one was signed ${Math.abs(ageSeconds)} s ${when} this server's time.`;
+  if (Math.abs(ageSeconds) > NOT_A_CLOCK_SECONDS)
+    return `${off} That is years, not a drifting clock: does the \`now\` option return milliseconds, like \`Date.now\`?`;
+  return `${off} Fix: sync this server's clock (NTP: chrony, \`timedatectl set-ntp true\`); a test signs with the current time.`;
 }
