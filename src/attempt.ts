@@ -24,6 +24,11 @@ export interface AttemptOptions {
    * options, so a queue's job can be its own options: no options object and no closure per attempt.
    */
   onEnd?(failure: AttemptFailure | undefined): void;
+  /**
+   * Called once after an attempt cut short while its handlers ran (its failure's `running`): when they settle
+   * (`late` false), or when they still run one more time limit later (`late` true: they ignore their signal).
+   */
+  onSettled?(late: boolean): void;
 }
 
 /** Why an attempt failed: what the handlers threw, or the abort reason. */
@@ -34,26 +39,29 @@ export interface AttemptFailure {
    * processor's watcher had seen succeed by then. Undefined when none are known: keep what the job had.
    */
   readonly completed?: readonly number[];
+  /** The attempt was cut short (its signal aborted) while its handlers ran: `onSettled` follows. */
+  readonly running?: true;
 }
 
 /** Runs one attempt; may answer at once (no promise) when every handler returned without one. */
 export type AttemptProcessor = (job: QueuedEvent, ctx: AttemptContext) => void | PromiseLike<void>;
 
 /**
- * Aborts the attempts it watches once they pass their limit, from one interval timer for all of them. Per
- * delivery, a timer of its own costs more than the rest of the attempt (libuv re-arms on every change); the price
- * is precision: an attempt is aborted up to a quarter of its limit (at most 1 s) late.
+ * Aborts the attempts it watches once they pass their limit (and lets go of the handlers of those cut short one
+ * limit later), from one interval timer for all of them. Per delivery, a timer of its own costs more than the rest
+ * of the attempt (libuv re-arms on every change); the price is precision: an attempt is aborted up to a quarter of
+ * its limit (at most 1 s) late.
  * @example
  * const watchdog = new Watchdog(30_000); startAttempt(process, job, { attempt: 1, timeoutMs: 30_000, watchdog });
  */
 export class Watchdog {
-  readonly #timeoutMs: number;
   readonly #everyMs: number;
   readonly #watched = new Set<RunningAttempt>();
+  // Attempts cut short whose handlers still run: watched for one more limit, without keeping the process alive.
+  readonly #runaways = new Set<RunningAttempt>();
   #timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(timeoutMs: number) {
-    this.#timeoutMs = timeoutMs;
     this.#everyMs = Math.max(1, Math.min(1000, Math.floor(timeoutMs / 4)));
   }
 
@@ -66,6 +74,19 @@ export class Watchdog {
     else if (this.#watched.size === 1) this.#timer.ref?.();
   }
 
+  /** Watches the handlers of `attempt`, cut short, until they settle or their new `deadline` passes. */
+  watchRunaway(attempt: RunningAttempt): void {
+    this.#runaways.add(attempt);
+    if (this.#timer !== undefined) return;
+    this.#timer = setInterval(() => this.#sweep(), this.#everyMs);
+    if (this.#watched.size === 0) this.#timer.unref?.();
+  }
+
+  /** Stops watching the handlers of `attempt`. */
+  forgetRunaway(attempt: RunningAttempt): void {
+    this.#runaways.delete(attempt);
+  }
+
   /** Stops watching `attempt`. */
   forget(attempt: RunningAttempt): void {
     this.#watched.delete(attempt);
@@ -75,15 +96,16 @@ export class Watchdog {
   }
 
   #sweep(): void {
-    if (this.#watched.size === 0) {
+    if (this.#watched.size === 0 && this.#runaways.size === 0) {
       clearInterval(this.#timer);
       this.#timer = undefined;
       return;
     }
     const now = performance.now();
     for (const attempt of this.#watched) {
-      if (attempt.deadline <= now) attempt.abort(new HandlerTimeoutError(this.#timeoutMs));
+      if (attempt.deadline <= now) attempt.expire();
     }
+    for (const attempt of this.#runaways) if (attempt.deadline <= now) attempt.expire();
   }
 }
 
@@ -96,12 +118,15 @@ const failed = (error: unknown): AttemptFailure =>
 // attempt. Handlers that return at once end it before the constructor returns, without touching a timer.
 class RunningAttempt implements Attempt, AttemptContext {
   readonly attempt: number;
-  readonly deadline: number;
+  /** When the attempt passes its limit; once it is cut short with handlers running, when they pass one more. */
+  deadline: number;
+  readonly #timeoutMs: number;
   #controller: AbortController | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #watchdog: Watchdog | undefined;
-  // The options, kept until the end to call their `onEnd`.
+  // The options, kept until the end to call their `onEnd`; then, cut short while handlers ran, their `onSettled`.
   #options: AttemptOptions | undefined;
+  #runaway: AttemptOptions | undefined;
   #ended = false;
   #failure: AttemptFailure | undefined;
   // The processor's watcher, given only while handlers still run: asked when the attempt is cut short.
@@ -114,6 +139,7 @@ class RunningAttempt implements Attempt, AttemptContext {
     const { attempt, timeoutMs, watchdog } = options;
     this.attempt = attempt;
     this.deadline = performance.now() + timeoutMs;
+    this.#timeoutMs = timeoutMs;
     this.#options = options;
     let result: void | PromiseLike<void>;
     try {
@@ -132,8 +158,8 @@ class RunningAttempt implements Attempt, AttemptContext {
       watchdog.watch(this);
     } else this.#timer = setTimeout(() => this.abort(new HandlerTimeoutError(timeoutMs)), timeoutMs);
     result.then(
-      () => this.#finish(undefined),
-      (error: unknown) => this.#finish(failed(error)),
+      () => this.#settle(undefined),
+      (error: unknown) => this.#settle(failed(error)),
     );
   }
 
@@ -170,7 +196,44 @@ class RunningAttempt implements Attempt, AttemptContext {
     // An abort listener may have ended it already (by aborting it again).
     if (this.#ended) return;
     const error: unknown = signal.reason;
-    this.#finish({ error, completed: this.#cut(error) });
+    const completed = this.#cut(error);
+    // The watcher may have ended it already (by aborting it again).
+    if (this.#ended) return;
+    if (this.#options?.onSettled === undefined) {
+      this.#finish({ error, completed });
+      return;
+    }
+    // Its handlers still run: they hold what the attempt held (a queue's slot) until they settle, or until one
+    // more limit passes (they ignore the signal; a handler that never settles must not hold it for good).
+    this.#runaway = this.#options;
+    this.#finish({ error, completed, running: true });
+    this.deadline = performance.now() + this.#timeoutMs;
+    if (this.#watchdog !== undefined) this.#watchdog.watchRunaway(this);
+    else {
+      this.#timer = setTimeout(() => this.#release(true), this.#timeoutMs);
+      this.#timer.unref?.();
+    }
+  }
+
+  /** Past its deadline: a running attempt is cut short; handlers that still run after their cut are let go. */
+  expire(): void {
+    if (!this.#ended) this.abort(new HandlerTimeoutError(this.#timeoutMs));
+    else this.#release(true);
+  }
+
+  // The handlers' outcome: the attempt's, or, once it was cut short, the end of what they held.
+  #settle(failure: AttemptFailure | undefined): void {
+    if (this.#ended) this.#release(false);
+    else this.#finish(failure);
+  }
+
+  #release(late: boolean): void {
+    const options = this.#runaway;
+    if (options === undefined) return;
+    this.#runaway = undefined;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#watchdog?.forgetRunaway(this);
+    options.onSettled?.(late);
   }
 
   // The watcher reports the cut and says which handlers had succeeded: copied, as handlers still running go on

@@ -8,6 +8,94 @@ import {
 } from './dead-letters.js';
 import { ConfigurationError } from './errors.js';
 
+// What a kept error holds: a string is cut past MAX_CHARS characters, an object keeps its first MAX_NAMES own
+// properties, and one letter's error keeps at most MAX_ERRORS errors in all, down its `errors` and its cause chains
+// (each at most MAX_CAUSES deep: a cause that loops ends there).
+const MAX_CHARS = 8192;
+const MAX_NAMES = 64;
+const MAX_ERRORS = 32;
+const MAX_CAUSES = 8;
+
+const keptValue = (value: unknown): unknown =>
+  typeof value === 'string' && value.length > MAX_CHARS
+    ? `${value.slice(0, MAX_CHARS)}… (${value.length - MAX_CHARS} more characters)`
+    : value;
+
+// A value that refers to nothing else (a function's closure may hold anything).
+const isPlain = (value: unknown): boolean =>
+  value === null || (typeof value !== 'object' && typeof value !== 'function');
+
+// An Error of this realm, or of another (a `vm` context), whose `instanceof Error` is false.
+const isError = (value: object): boolean =>
+  value instanceof Error || Object.prototype.toString.call(value) === '[object Error]';
+
+// An Error with no own property, what the original has is copied onto it, and no stack trace captured: frames
+// captured here would keep the objects of the calls that failed the job (the error among them) alive.
+const bareError = (): Error => {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    const error = new Error();
+    delete (error as { stack?: string }).stack;
+    return error;
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+};
+
+// A light copy of a failure, for a letter kept for hours: the same prototype (so `instanceof`, `name` and
+// `errorClassOf` answer as for the original) with its own plain values (`message`, `stack`, `code`, `status`, a
+// `HandlerFailure`'s `completed`; long strings cut), and its `cause` chain and `errors` made light in turn. Any other
+// object it refers to (an HTTP client error's response and request, a few hundred KB each) is left out: 10 000
+// letters must weigh what their events do. `onDeadLetter` has had the original. What cannot be read is kept as given.
+const keptError = (error: unknown): unknown => light(error, { left: MAX_ERRORS }, 0);
+
+function light(error: unknown, budget: { left: number }, causes: number): unknown {
+  if (typeof error !== 'object' || error === null) return keptValue(error);
+  budget.left--;
+  try {
+    const prototype: object | null = Object.getPrototypeOf(error);
+    // An Error's copy is an Error too (of this realm, with the original's prototype): loggers and `errorClassOf`,
+    // which look for an Error where `instanceof` cannot tell (one of another realm), still find one.
+    const copy: object = isError(error)
+      ? Object.setPrototypeOf(bareError(), prototype)
+      : Object.create(prototype);
+    const names = Object.getOwnPropertyNames(error).slice(0, MAX_NAMES);
+    for (const name of names) {
+      const descriptor = Object.getOwnPropertyDescriptor(error, name)!;
+      let value: unknown;
+      try {
+        value = 'value' in descriptor ? descriptor.value : descriptor.get?.call(error);
+      } catch {
+        continue;
+      }
+      if (isPlain(value)) value = keptValue(value);
+      else if (name === 'cause' && budget.left > 0 && causes < MAX_CAUSES)
+        value = light(value, budget, causes + 1);
+      else if (name === 'errors' && Array.isArray(value)) {
+        const errors: unknown[] = [];
+        for (const each of value) {
+          if (budget.left <= 0) break;
+          errors.push(light(each, budget, 0));
+        }
+        value = errors;
+      } else if (Array.isArray(value) && value.length <= MAX_NAMES && value.every(isPlain))
+        value = value.map(keptValue);
+      else continue;
+      Object.defineProperty(copy, name, {
+        value,
+        writable: true,
+        enumerable: descriptor.enumerable ?? false,
+        configurable: true,
+      });
+    }
+    return copy;
+  } catch {
+    // A revoked Proxy, or one whose traps throw: nothing it holds can be reached through it anyway.
+    return error;
+  }
+}
+
 interface Entry {
   /** Rises with every letter added: the cursor of a page is the sequence number of its last (oldest) letter. */
   readonly seq: number;
@@ -40,8 +128,12 @@ export class DeadLetterList {
     return this.#byId.size;
   }
 
-  /** Keeps `letter` (a newer letter of the same event replaces the older); answers the id dropped past `max`. */
-  add(letter: DeadLetter): string | undefined {
+  /**
+   * Keeps `given`, its error made light (a newer letter of the same event replaces the older); answers the id
+   * dropped past `max`.
+   */
+  add(given: DeadLetter): string | undefined {
+    const letter: DeadLetter = { ...given, error: keptError(given.error) };
     this.take(letter.event.id);
     let dropped: string | undefined;
     if (this.#byId.size >= this.#max) {

@@ -8,7 +8,10 @@ export interface DeadLetter {
   readonly deliveryId: string | undefined;
   /** The attempts made (0 for an event `close()` gave up before its first). */
   readonly attempts: number;
-  /** The last failure. */
+  /**
+   * The last failure, as thrown when `onDeadLetter` gets it; the memory queue keeps a light copy (its class, message,
+   * stack, code and other plain fields, cause chain and `errors`, not the objects it held, such as a response).
+   */
   readonly error: unknown;
   /** Milliseconds since the epoch. */
   readonly failedAt: number;

@@ -10,6 +10,8 @@ export interface JobOwner {
   readonly timeoutMs: number;
   readonly watchdog: Watchdog;
   ended(job: Job, failure: AttemptFailure | undefined): void;
+  /** The handlers of its attempt cut short settled (`late`: or ran one more limit past it). */
+  settled(job: Job, late: boolean): void;
 }
 
 /**
@@ -26,6 +28,8 @@ export class Job implements AttemptOptions {
   attempt: number;
   completed: readonly number[];
   timer: ReturnType<typeof setTimeout> | undefined;
+  /** When its retry is due (performance.now()), while it waits out a backoff; 0 while it waits for its key. */
+  dueAt = 0;
   /** The attempt in progress once it outlives `startAttempt`, for close() to abort. */
   running: Attempt | undefined;
   /** Set by the end of the current attempt; false while it runs. */
@@ -53,6 +57,10 @@ export class Job implements AttemptOptions {
   onEnd(failure: AttemptFailure | undefined): void {
     this.attemptEnded = true;
     this.#owner.ended(this, failure);
+  }
+
+  onSettled(late: boolean): void {
+    this.#owner.settled(this, late);
   }
 
   /** Resolves when the job ends: its handlers succeeded, or it became a dead letter. */

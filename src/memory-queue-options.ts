@@ -20,7 +20,8 @@ export interface MemoryQueueOptions {
   readonly backoff?: Backoff;
   /**
    * One attempt's time limit; its `ctx.signal` is aborted then. One timer checks every attempt, so the abort
-   * may come up to a quarter of the limit (at most 1 s) late. Default 30 000.
+   * may come up to a quarter of the limit (at most 1 s) late. A handler that runs on, ignoring its signal, keeps its
+   * slot of `concurrency` until it settles, at most one more limit (then it is warned of, once). Default 30 000.
    */
   readonly handlerTimeoutMs?: number;
   /** Dead letters kept; the oldest are dropped (and logged) past it. Default 10 000. */

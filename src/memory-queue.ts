@@ -56,12 +56,19 @@ class MemoryQueue implements EventQueue {
   // that return at once never touch the set.
   #running = 0;
   readonly #active = new Set<Job>();
+  // Attempts cut short (time limit, close) whose handlers still run: they keep their slot until they settle, or
+  // one more handlerTimeoutMs (see `startAttempt`), so that `concurrency` bounds the handlers really running.
+  #runaways = 0;
+  #warnedRunaway = false;
   // Dead letters whose onDeadLetter call is still running: close() waits for them too (it is where an app keeps them).
   #burying = 0;
   readonly #dead: DeadLetterList;
   #process: AttemptProcessor | undefined;
   #closed = false;
   #closing: Promise<void> | undefined;
+  // Once closing: when close() stops waiting for retries (performance.now()), and the error of what it gives up.
+  #giveUpAt = Number.POSITIVE_INFINITY;
+  #shutdown: WebhookError | undefined;
   #abandoning = false;
   #pumping = false;
   #scheduled = false;
@@ -95,6 +102,7 @@ class MemoryQueue implements EventQueue {
       timeoutMs: handlerTimeoutMs,
       watchdog: new Watchdog(handlerTimeoutMs),
       ended: (job, failure) => this.#ended(job, failure),
+      settled: (job, late) => this.#settled(job, late),
     };
     this.#dead = new DeadLetterList(maxDeadLetters);
   }
@@ -207,6 +215,13 @@ class MemoryQueue implements EventQueue {
   async #drain(timeoutMs: number): Promise<void> {
     this.#closed = true;
     if (this.#idle) return;
+    const reason = new WebhookError('shutting_down', 'the receiver closed before this event was processed');
+    this.#shutdown = reason;
+    const reserveMs = Math.min(1000, timeoutMs / 5);
+    // A retry whose backoff ends past the wait would only be given up then: it is given up now, so that close()
+    // ends as soon as nothing left can finish in time instead of waiting out its whole window for it.
+    this.#giveUpAt = performance.now() + timeoutMs - reserveMs;
+    for (const job of this.#delayed) if (job.dueAt >= this.#giveUpAt) this.#giveUp(job);
     const idle = new Promise<'idle'>((resolve) => {
       this.#onIdle = () => resolve('idle');
     });
@@ -214,7 +229,6 @@ class MemoryQueue implements EventQueue {
       await idle;
       return;
     }
-    const reserveMs = Math.min(1000, timeoutMs / 5);
     let timer: ReturnType<typeof setTimeout> | undefined;
     const until = (ms: number): Promise<'idle' | 'timeout'> =>
       Promise.race([
@@ -226,7 +240,6 @@ class MemoryQueue implements EventQueue {
     if ((await until(timeoutMs - reserveMs)) === 'timeout') {
       // Nothing is dropped silently: what could not finish in time is handed to onDeadLetter.
       this.#abandoning = true;
-      const reason = new WebhookError('shutting_down', 'the receiver closed before this event was processed');
       for (const job of this.#active) job.running?.abort(reason);
       for (const job of this.#delayed) clearTimeout(job.timer);
       const left = [...this.#ready.slice(this.#head), ...this.#delayed];
@@ -245,7 +258,7 @@ class MemoryQueue implements EventQueue {
     if (this.#pumping) return;
     this.#pumping = true;
     try {
-      while (this.#running < this.#concurrency && this.#head < this.#ready.length) {
+      while (this.#running + this.#runaways < this.#concurrency && this.#head < this.#ready.length) {
         // The event loop's turn: the rest start on the next, after the I/O waiting meanwhile.
         if (++this.#started > STARTS_PER_TURN) {
           this.#schedule();
@@ -287,6 +300,7 @@ class MemoryQueue implements EventQueue {
       this.#next();
       return;
     }
+    if (failure.running) this.#runaways++;
     const { error } = failure;
     if (error instanceof OrderingWait && !this.#abandoning) {
       this.#wait(job, error.ready);
@@ -300,13 +314,34 @@ class MemoryQueue implements EventQueue {
     }
     this.#hooks!.onRetry?.(job.data, job.attempt);
     job.attempt++;
-    this.#retryLater(job, this.#delay(job.attempt - 1, this.#hooks!.logger));
+    const ms = this.#delay(job.attempt - 1, this.#hooks!.logger);
+    // Closing, with a backoff that ends past close()'s wait: the retry would never start. The attempt counts as a
+    // retry (as it would have, given up at the end of the wait), and the letter, waiting, adds none.
+    if (this.#closed && performance.now() + ms >= this.#giveUpAt) {
+      void this.#bury(job, this.#shutdown, true);
+      return;
+    }
+    this.#retryLater(job, ms);
+    this.#next();
+  }
+
+  // The handlers of an attempt cut short settled, or ran one more limit past it: their slot is free.
+  #settled(job: Job, late: boolean): void {
+    this.#runaways--;
+    if (late && !this.#warnedRunaway) {
+      this.#warnedRunaway = true;
+      this.#hooks!.logger.warn(
+        { eventId: job.data.event.id },
+        "workforce-webhooks: a handler still runs handlerTimeoutMs after its attempt was cut short: it ignores ctx.signal, and runs on beside the queue's concurrency; pass ctx.signal to what it waits on (fetch, database calls) so that it stops",
+      );
+    }
     this.#next();
   }
 
   // Between two attempts: held in the delayed set (counted, and given up by close()) until `ms` pass.
   #retryLater(job: Job, ms: number): void {
     this.#delayed.add(job);
+    job.dueAt = performance.now() + ms;
     job.timer = setTimeout(() => {
       this.#delayed.delete(job);
       this.#ready.push(job);
@@ -318,12 +353,21 @@ class MemoryQueue implements EventQueue {
   // until the key is given up (or its holder's lease passes), then queues again.
   #wait(job: Job, ready: Promise<void>): void {
     this.#delayed.add(job);
+    // Its key may be given up any time: close() waits for it.
+    job.dueAt = 0;
     void ready.then(() => {
       if (!this.#delayed.delete(job)) return;
       this.#ready.push(job);
       this.#pumpInContext();
     });
     this.#next();
+  }
+
+  // close() gives up a job waiting out a backoff that ends too late: a dead letter of the attempts it made.
+  #giveUp(job: Job): void {
+    clearTimeout(job.timer);
+    this.#delayed.delete(job);
+    void this.#bury(job, this.#shutdown, true);
   }
 
   #next(): void {

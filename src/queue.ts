@@ -129,7 +129,8 @@ export interface EventQueue {
   readonly inProcess?: boolean;
   /**
    * Stops taking jobs and drains, within `timeoutMs`; what is left near it becomes dead letters (memory, which keeps
-   * the last fifth, at most 1 s, for their `onDeadLetter` calls) or stays stored (durable). From then on `enqueue`
+   * the last fifth, at most 1 s, for their `onDeadLetter` calls, and makes one at once of a retry whose backoff ends
+   * past the wait) or stays stored (durable). From then on `enqueue`
    * and `replay` reject at once with `shutting_down` (the memory queue's `replay` of a letter it does not hold
    * answers false); so do a durable queue's other calls (its connections are closed), where the memory queue still
    * answers `deadLetters`, `discard` and `counts` from its memory.
