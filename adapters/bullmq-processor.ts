@@ -1,16 +1,50 @@
 // The BullMQ queue's processor: one attempt of a job on this instance, aborted when its lock is lost or the queue closes.
 // Internal: not a subpath of the package.
 import { DelayedError, UnrecoverableError } from 'bullmq';
+import type { Redis } from 'ioredis';
 import { type Attempt, startAttempt } from '../src/attempt.js';
 import { errorClassOf } from '../src/dead-letters.js';
+import { type KeepsSuccesses, keepSuccesses } from '../src/dispatch.js';
 import { WebhookError } from '../src/errors.js';
 import { OrderingWait } from '../src/ordering-wait.js';
 import type { QueueHooks } from '../src/queue.js';
 import { keptError } from './bullmq-dead-letters.js';
-import { type EventJob, isEventData } from './bullmq-job.js';
+import { type EventJob, isEventData, type JobData } from './bullmq-job.js';
 import type { SuccessRecords } from './bullmq-success.js';
+import { runScript, script } from './redis-script.js';
 
 const LOCK_LOST = 'the job lock was lost';
+
+// Writes a job's data only while the attempt may (KEYS: the job, its lock, the active list; ARGV: the data, the token,
+// the job id): its lock is the attempt's own, or it lapsed and the job is still active, so no attempt ran it since. An
+// older attempt, cut by a lost lock, must not overwrite what the attempt that took the job over recorded.
+const WRITE_UNDER_LOCK = script(`local lock = redis.call('GET', KEYS[2])
+if lock == ARGV[2] or (not lock and redis.call('LPOS', KEYS[3], ARGV[3])) then
+  redis.call('HSET', KEYS[1], 'data', ARGV[1])
+  return 1
+end
+return 0`);
+
+// Writes the job's data as above, through the worker's connection: BullMQ's own commands for the job go there, so
+// the write lands in order with them. True when written. Another backend than Redis (Postgres) has no such script:
+// the data is written as BullMQ's `updateData` does.
+const writeUnderLock = async (job: EventJob, token: string, data: JobData): Promise<boolean> => {
+  // The worker that fetched the job (`Job.queue`, protected in BullMQ's types): its keys, and its backend's Redis
+  // connection (where BullMQ's `updateData` takes it), which only the Redis backend has.
+  const { queue } = job as unknown as {
+    readonly queue: { readonly backend?: { readonly client?: Promise<Redis> }; toKey(type: string): string };
+  };
+  const connection = queue.backend?.client;
+  if (connection === undefined) {
+    await job.updateData(data);
+    return true;
+  }
+  const client = await connection;
+  const id = job.id!;
+  const key = queue.toKey(id);
+  const keys = [key, `${key}:lock`, queue.toKey('active')];
+  return (await runScript(client, WRITE_UNDER_LOCK, keys, [JSON.stringify(data), token, id])) === 1;
+};
 
 /** The worker's processor, and what the queue tells it about the attempts it runs. */
 export interface JobRunner {
@@ -53,9 +87,12 @@ export function createJobRunner({
   // finds the lock gone and emits `error`, never `failed`), so the processor counts each: a retry, as another worker
   // runs the job again. Weak: an entry goes with its attempt.
   const lockLost = new WeakSet<Attempt>();
-  // The lock token of the processor running for each job id, set as it starts (BullMQ took the lock for it just
-  // before): a lock renewal that failed for another token is an older attempt's, and a newer one must not stop for it.
-  const tokens = new Map<string, string>();
+  // The job the processor running for each job id holds, with its lock token (`job.token`), set as it starts (BullMQ
+  // took the lock for it just before): a lock renewal that failed for another token is an older attempt's, and a
+  // newer one must not stop for it.
+  const jobs = new Map<string, EventJob>();
+  // Jobs whose attempt failed and writes its record: a handler that succeeds late writes nothing over it.
+  const failing = new WeakSet<EventJob>();
   const abort = (reason: string, ids: Iterable<string> = running.keys()): void => {
     // Handlers get an Error, as for every other abort.
     for (const id of [...ids]) running.get(id)?.abort(new WebhookError('shutting_down', reason));
@@ -65,13 +102,26 @@ export function createJobRunner({
     attempt.abort(new WebhookError('shutting_down', LOCK_LOST));
   };
 
+  // The dispatcher's `keepSuccesses`: one function for every job. Written only for the job this instance runs now
+  // (not an older attempt's data) and under its lock, never awaited by the handlers: one write per success of a
+  // handler while others of the event still run.
+  const keep = (data: KeepsSuccesses, completed: readonly number[]): void => {
+    const job = jobs.get(data.event.id);
+    // The same event object: this attempt's data (an older attempt's was read apart), maybe rewritten since.
+    if (job?.data.event !== data.event || job.token === undefined || failing.has(job)) return;
+    void writeUnderLock(job, job.token, { ...(data as JobData), completed: [...completed] }).catch(() => {});
+  };
+
   const processor = async (job: EventJob, token?: string): Promise<void> => {
     const id = job.id!;
     // An attempt of this job still running here lost its lock, as this one holds it now (it lapsed while this worker
     // was stuck, and a stalled check handed the job back before a renewal could tell): it stops, as for a lock lost.
     const earlier = running.get(id);
     if (earlier !== undefined) loseLock(earlier);
-    if (token !== undefined) tokens.set(id, token);
+    if (token !== undefined) {
+      job.token = token;
+      jobs.set(id, job);
+    }
     try {
       const { data } = job;
       const { logger, process, onRetry } = hooks();
@@ -94,6 +144,7 @@ export function createJobRunner({
       // An inline run's hand-over with no attempt left: the inline failure, recorded as this job's only attempt.
       if (data.failedInline !== undefined) throw keptError(data.failedInline, data.lastError);
       successes.started(id, job.processedOn);
+      (data as KeepsSuccesses)[keepSuccesses] = keep;
       const number = (data.attemptsMade ?? 0) + job.attemptsMade + 1;
       const attempt = startAttempt(process, data, { attempt: number, timeoutMs: handlerTimeoutMs });
       running.set(id, attempt);
@@ -112,10 +163,19 @@ export function createJobRunner({
         // Kept on the job before BullMQ records the failure: the handlers that succeeded (by then, for an attempt cut
         // short by its time limit, a lost lock or a shutdown), so the next attempt (any instance) skips them, and the
         // failure's class, for the dead-letter list.
+        // Written under the attempt's lock: once another worker holds it, that attempt's record is the newer one.
         const lastError = errorClassOf(error);
         const completed = attempt.completed ?? data.completed;
-        if (lastError !== data.lastError || (completed?.length ?? 0) > (data.completed?.length ?? 0))
-          await job.updateData({ ...data, ...(completed === undefined ? {} : { completed }), lastError });
+        if (lastError !== data.lastError || (completed?.length ?? 0) > (data.completed?.length ?? 0)) {
+          const next: JobData = { ...data, ...(completed === undefined ? {} : { completed }), lastError };
+          failing.add(job);
+          if (token === undefined) await job.updateData(next);
+          else {
+            // As `updateData` does: the job's data in this process is the record, written or not.
+            job.data = next;
+            await writeUnderLock(job, token, next);
+          }
+        }
         throw error;
       } finally {
         if (running.get(id) === attempt) {
@@ -124,7 +184,7 @@ export function createJobRunner({
         }
       }
     } finally {
-      if (tokens.get(id) === token) tokens.delete(id);
+      if (jobs.get(id) === job) jobs.delete(id);
     }
   };
 
@@ -135,9 +195,9 @@ export function createJobRunner({
       for (let index = 0; index < ids.length; index++) {
         const id = ids[index]!;
         const attempt = running.get(id);
-        if (attempt !== undefined && tokens.get(id) === lost[index]) loseLock(attempt);
+        if (attempt !== undefined && jobs.get(id)?.token === lost[index]) loseLock(attempt);
       }
     },
-    holds: (id) => tokens.has(id),
+    holds: (id) => jobs.has(id),
   };
 }

@@ -42,6 +42,21 @@ const MISSING_TRANSACTIONS =
 // then counts as a success, and nothing is reported.
 const ALREADY_COMMITTED: Error = new Error('workforce-webhooks: this event was already committed');
 
+/**
+ * The key under which a durable queue gives a job it runs the function that keeps, as it happens, the success of one
+ * of the event's handlers while others still run: a crash then cuts only those, and the next attempt (any instance)
+ * skips the rest. It is called with the job and every handler that has succeeded so far (earlier attempts' too);
+ * never for an event with one handler, nor for the last handler to settle (the attempt's outcome records that).
+ * @example
+ * (job.data as KeepsSuccesses)[keepSuccesses] = (job, completed) => void write(job, completed);
+ */
+export const keepSuccesses: unique symbol = Symbol('workforce-webhooks.keepSuccesses');
+
+/** A job that may carry a queue's `keepSuccesses` function. */
+export type KeepsSuccesses = QueuedEvent & {
+  [keepSuccesses]?: (job: QueuedEvent, completed: readonly number[]) => void;
+};
+
 // What every attempt's context of one dispatcher shares: one field per context instead of one per member.
 interface Shared {
   readonly logger: Logger;
@@ -86,10 +101,15 @@ class Context implements HandlerContext, AttemptWatcher {
     this.#attempt.watch?.(this);
   }
 
-  /** One pending handler settled; `index` when it succeeded. */
-  settled(index?: number): void {
+  /**
+   * One pending handler settled; `index` when it succeeded. Returns the handlers succeeded so far when this success
+   * is worth keeping at once: others still run, and no transaction would roll it back.
+   */
+  settled(index?: number): readonly number[] | undefined {
     this.#running--;
-    if (index !== undefined) this.#completed?.push(index);
+    if (index === undefined || this.#completed === undefined) return undefined;
+    this.#completed.push(index);
+    return this.#running > 0 ? this.#completed : undefined;
   }
 
   cut(reason: unknown): readonly number[] | undefined {
@@ -197,9 +217,10 @@ export function createDispatcher({
   // Resolves with no value on success, or with the failure: never rejects, so handlers run side by side.
   const run = async (
     { handler, index }: RegisteredHandler,
-    event: WorkforceEvent,
+    job: KeepsSuccesses,
     ctx: Context,
   ): Promise<{ readonly error: unknown } | undefined> => {
+    const { event } = job;
     try {
       await handler(event, ctx);
     } catch (error) {
@@ -209,7 +230,9 @@ export function createDispatcher({
         return { error };
       }
     }
-    ctx.settled(index);
+    const completed = ctx.settled(index);
+    // Kept by the queue as it happens, not only when the attempt fails: a crash gives no attempt the chance to.
+    if (completed !== undefined) job[keepSuccesses]?.(job, completed);
     return undefined;
   };
 
@@ -271,7 +294,7 @@ export function createDispatcher({
     for (const { index } of handlers) if (done.includes(index)) completed.push(index);
     if (completed.length < handlers.length) ctx.track(handlers.length - completed.length, completed);
     const outcomes = await Promise.all(
-      handlers.map((entry) => (done.includes(entry.index) ? undefined : run(entry, event, ctx))),
+      handlers.map((entry) => (done.includes(entry.index) ? undefined : run(entry, job, ctx))),
     );
     const errors: unknown[] = [];
     for (const outcome of outcomes) if (outcome !== undefined) errors.push(outcome.error);
