@@ -3,6 +3,7 @@
 // Internal: not a subpath of the package.
 import { withDeadline } from '../src/deadline.js';
 import { WebhookError } from '../src/errors.js';
+import { openRedis, quitWithin } from './bullmq-connections.js';
 
 /**
  * How long one admin call may take, its wait for the connection included. Not the receiver's `queueTimeoutMs`
@@ -42,4 +43,42 @@ function outOfMemory(error: unknown): never {
       { cause: error },
     );
   throw error;
+}
+
+// The keys a BullMQ queue that was ever used leaves under its prefix and name: a job added leaves its events stream
+// (kept however far it is trimmed), a started receiver its watch for an emptied Redis. Not `meta`: merely opening a
+// Queue on a name (as a command reading it does) writes that one.
+const USED_QUEUE_KEYS = [
+  'events',
+  'workforce-webhooks:since',
+  'failed',
+  'completed',
+  'wait',
+  'paused',
+  'active',
+  'delayed',
+  'prioritized',
+  'id',
+  'stalled-check',
+] as const;
+
+/**
+ * True when Redis at `connection` holds a key that only the use of the BullMQ queue `name` under `prefix` leaves
+ * (false for a mistyped name or prefix, which a read takes for an empty queue), asked in one `EXISTS` within
+ * `ADMIN_TIMEOUT_MS` on a connection of its own.
+ * @example
+ * if (!(await queueUsed('redis://localhost:6379', 'webhooks'))) console.error('no queue webhooks in this Redis');
+ */
+export async function queueUsed(connection: string, name: string, prefix = 'bull'): Promise<boolean> {
+  const client = openRedis(connection, {
+    enableOfflineQueue: true,
+    maxRetriesPerRequest: 1,
+    lazyConnect: true,
+  });
+  try {
+    const keys = USED_QUEUE_KEYS.map((key) => `${prefix}:${name}:${key}`);
+    return (await withDeadline(() => client.exists(...keys), ADMIN_TIMEOUT_MS, 'queue_unavailable')) > 0;
+  } finally {
+    await quitWithin(client, 1000);
+  }
 }

@@ -19,14 +19,23 @@ export function watchForEmptyRedis(
   // Once a SET NX has answered, the key is known to have been there: a later one that sets it finds it was removed.
   // Not before: a first set refused (Redis full, read-only) must not be taken for an emptied Redis later.
   let held = false;
+  // A look Redis has not answered yet: a silent Redis (stopped, the connection still `ready`) would otherwise get one
+  // more per interval, all waiting in the connection until it answers. One sent before a reconnect is sent again
+  // after it (the worker's connection retries every command), so it is the reconnect's look too.
+  let looking = false;
   const look = (): void => {
+    if (looking) return;
+    looking = true;
     client.set(key, String(Date.now()), 'NX').then(
       (set) => {
+        looking = false;
         if (set === 'OK' && held) emptied();
         held = true;
       },
       // A Redis that fails this (gone again, or full) is reported by the worker's own errors.
-      () => {},
+      () => {
+        looking = false;
+      },
     );
   };
   client.on('ready', look);
@@ -34,7 +43,7 @@ export function watchForEmptyRedis(
   const timer = setInterval(() => {
     if (held && client.status === 'ready') look();
   }, everyMs);
-  timer.unref();
+  timer.unref?.();
   return () => {
     clearInterval(timer);
     client.off('ready', look);

@@ -84,7 +84,7 @@ export class SuccessRecords {
     }
     this.confirmed(id);
     const timer = setTimeout(this.#late, lockLeftMs / 2, id);
-    timer.unref();
+    timer.unref?.();
     this.#unconfirmed.set(id, { timer, stamp });
   }
 

@@ -24,6 +24,7 @@ import { pacedWorker } from './bullmq-paced-worker.js';
 import { createJobRunner } from './bullmq-processor.js';
 import { replayLetter } from './bullmq-replay.js';
 import { SuccessRecords } from './bullmq-success.js';
+import { type ConnectionError, connectionFailure } from './redis-connection.js';
 
 /** Options of `createBullmqQueue`. */
 export interface BullmqQueueOptions {
@@ -74,6 +75,19 @@ const BACKOFF_TYPE = 'workforce-webhooks';
 const SHUTDOWN = 'the receiver closed during this attempt';
 // BullMQ's error for a command on a job whose key is gone: Redis was emptied under it, or the key deleted by hand.
 const MISSING_JOB = /^Missing key for job (\S+?)\. (\w+)/;
+
+// A Redis user whose ACL leaves out the queue's keys or commands: refused at every fetch (once a second), for good.
+const NO_PERMISSION = /^NOPERM\b/;
+
+// A failure of the connection itself, as ioredis reports one on each reconnect: a socket's (a system error code such
+// as ECONNREFUSED), a TLS handshake's, or a refused login. Anything else (a script's, a command's) is news each time.
+const isConnectionFailure = (error: ConnectionError): boolean => {
+  const cause = error.lastNodeError ?? error;
+  const code = typeof cause.code === 'string' ? cause.code : '';
+  return (
+    /^E[A-Z]+$|CERT|SELF_SIGNED|^ERR_SSL|^ERR_TLS/.test(code) || /^(WRONGPASS|NOAUTH)/.test(cause.message)
+  );
+};
 
 /**
  * The durable queue for several instances: `enqueue` resolves once the job (id = event id) is stored in Redis,
@@ -146,11 +160,44 @@ export function createBullmqQueue({
   let workerClient: Redis | undefined;
   let hooks: QueueHooks | undefined;
   let stopWatching: (() => void) | undefined;
-  // Logged once started; before that (a queue only read, as by the dead-letters command) the failing calls say it,
-  // and BullMQ would otherwise print each connection error with its stack.
-  queue.on('error', (error) =>
-    hooks?.logger.warn({ err: error, queue: name }, 'workforce-webhooks: BullMQ error'),
-  );
+  // A connection failure comes again on every reconnect (every few seconds while Redis is away or refuses the login),
+  // from each of the queue's connections, and a refused permission at every fetch: each kind is said once, with its
+  // fix, until one of them is ready again; any other error each time. Logged once started; before that (a queue
+  // only read, as by the dead-letters command) the failing calls say it, and BullMQ would print each with its stack.
+  const told = new Set<string>();
+  let reached = false;
+  const tls = Boolean(producer?.options.tls);
+  const readyAgain = (): void => {
+    reached = true;
+    told.clear();
+  };
+  producer?.on('ready', readyAgain);
+  // An error that comes again and again, by kind, with its fix; undefined for any other.
+  const recurring = (error: ConnectionError): { kind: string; text: string } | undefined => {
+    if (!redis) return undefined;
+    if (NO_PERMISSION.test(error.message))
+      return {
+        kind: 'NOPERM',
+        text: `the Redis user may not use the queue's keys or commands (${error.message}): allow it the keys under the queue's prefix and the commands BullMQ runs (ACL SETUSER <user> ~${prefix ?? 'bull'}:* +@all), or give the queue a prefix it may use`,
+      };
+    return isConnectionFailure(error) ? connectionFailure(error, tls, reached) : undefined;
+  };
+  const reportError = (error: Error): void => {
+    const logger = hooks?.logger;
+    if (logger === undefined) return;
+    const known = recurring(error);
+    if (known === undefined) {
+      logger.warn({ err: error, queue: name }, 'workforce-webhooks: BullMQ error');
+      return;
+    }
+    if (told.has(known.kind)) return;
+    told.add(known.kind);
+    logger.error(
+      { kind: known.kind, queue: name },
+      `workforce-webhooks: the queue's connection to Redis: ${known.text}`,
+    );
+  };
+  queue.on('error', reportError);
   let closed = false;
   let closing: Promise<void> | undefined;
 
@@ -236,6 +283,7 @@ export function createBullmqQueue({
       workerClient = redis
         ? open({ maxRetriesPerRequest: null, enableOfflineQueue: true, commandTimeout: undefined })
         : undefined;
+      workerClient?.on('ready', readyAgain);
       worker = new (pacedWorker(classes.Worker, runner))<JobData>(name, runner.processor, {
         connection: (workerClient ?? connection) as Redis,
         ...(prefix === undefined ? {} : { prefix }),
@@ -271,7 +319,7 @@ export function createBullmqQueue({
       worker.on('error', (error: Error) => {
         const missing = MISSING_JOB.exec(error.message);
         if (missing === null) {
-          logger.warn({ err: error, queue: name }, 'workforce-webhooks: BullMQ error');
+          reportError(error);
           return;
         }
         // Not a passing fault: the job's key is gone, so this event is neither completed nor retried, and when Redis

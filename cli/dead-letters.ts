@@ -18,7 +18,8 @@ export const DEAD_LETTERS_USAGE = `Usage: workforce-webhooks dead-letters <list|
 
 Reads the dead letters of a deployed BullMQ queue (workforce-webhooks/bullmq) straight from Redis: no app, no
 handlers. The app's own workers run what replay queues again. Needs the bullmq package. Exits 1 when Redis cannot
-be reached: it refuses the connection, or leaves a read, a replay or a discard unanswered for 10 s.
+be reached: it refuses the connection, or leaves a read, a replay or a discard unanswered for 10 s. Exits 2 when
+that Redis holds no queue of that --queue and --prefix (a mistyped name reads as no queue, not as an empty one).
 
   list      one page of dead letters, newest first, as a table; the last line gives the next page's --cursor
   replay    queue every matching dead letter again, each exactly once (also with two replays at the same time)
@@ -86,16 +87,29 @@ export async function deadLetters(argv: readonly string[], io: CliIo): Promise<n
     throw new UsageError(`--concurrency must be at most ${MAX_CONCURRENCY}, got ${concurrency}`);
 
   // bullmq is an optional peer: loaded only by this command.
-  const { createBullmqQueue } = await import('../adapters/bullmq.js').catch(() => {
+  const [{ createBullmqQueue }, { queueUsed }] = await Promise.all([
+    import('../adapters/bullmq.js'),
+    import('../adapters/bullmq-admin.js'),
+  ]).catch(() => {
     throw new UsageError('dead-letters needs the bullmq package: npm install bullmq');
   });
   // Never started: this queue runs no job, it only reads, replays and discards the queue's dead letters.
   const queue = createBullmqQueue({ connection: redis, name, prefix: values.prefix });
+  // Nothing found: a mistyped --queue or --prefix reads as an empty queue, so it is told apart (only then: one more
+  // round trip, on a connection of its own).
+  const found = async (): Promise<void> => {
+    const prefix = values.prefix ?? 'bull';
+    if (!(await queueUsed(redis, name, prefix)))
+      throw new UsageError(
+        `no queue ${name} in this Redis: nothing under ${prefix}:${name}: (a queue that ever took an event has keys there); check --queue (createBullmqQueue's name, default workforce-webhooks) and --prefix (its prefix option, default bull)`,
+      );
+  };
   try {
-    if (action === 'list') return await list(queue, { ...filter, limit, cursor: values.cursor }, io);
+    if (action === 'list') return await list(queue, { ...filter, limit, cursor: values.cursor }, io, found);
     const total = await countOf(queue, filter);
     const what = `${total} dead letter${total === 1 ? '' : 's'} of queue ${name}${describe(filter)}`;
     if (total === 0) {
+      await found();
       io.stdout(`no dead letters of queue ${name}${describe(filter)}\n`);
       return 0;
     }
@@ -234,8 +248,10 @@ async function list(
   queue: EventQueue,
   query: Parameters<EventQueue['deadLetters']>[0],
   io: CliIo,
+  found: () => Promise<void>,
 ): Promise<number> {
   const page = await queue.deadLetters(query);
+  if (page.items.length === 0 && page.cursor === undefined && query?.cursor === undefined) await found();
   io.stdout(formatTable([COLUMNS, ...page.items.map(row)]));
   // With a type filter a page may come back short (even empty) while more follow: the cursor says so.
   io.stdout(

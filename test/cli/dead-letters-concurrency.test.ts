@@ -1,7 +1,7 @@
 // `dead-letters --concurrency` as a real process on a real redis-server: 1 to 100 runs, anything else is a usage
 // mistake (exit 2) said before anything is read or replayed.
 import { describe, expect, it } from 'vitest';
-import { redisUrl, uniqueName } from '../setup/redis-helpers.js';
+import { connectRedis, redisUrl, uniqueName } from '../setup/redis-helpers.js';
 import { hasRedisServer } from '../setup/redis-server.js';
 import { runCliProcess } from './cli-process.js';
 
@@ -36,7 +36,12 @@ describe.skipIf(!redisUrl || !hasRedisServer())('dead-letters --concurrency', ()
   });
 
   it.each(['1', '100'])('runs with --concurrency %s', async (concurrency) => {
-    const { code, out } = await runCliProcess([...base('replay'), '--concurrency', concurrency]);
+    const args = base('replay');
+    // A queue in use (a started receiver's key) with no dead letters: a name never used is refused as a typo.
+    const admin = connectRedis();
+    await admin.set(`bull:${args[args.indexOf('--queue') + 1]}:workforce-webhooks:since`, String(Date.now()));
+    admin.disconnect();
+    const { code, out } = await runCliProcess([...args, '--concurrency', concurrency]);
     expect(code).toBe(0);
     expect(out).toMatch(/^no dead letters of queue /);
   });
