@@ -61,17 +61,31 @@ export async function check(argv: readonly string[], io: CliIo): Promise<number>
   const typo = type === undefined ? undefined : typeTypo(type);
   if (typo !== undefined) io.stderr(`workforce-webhooks: ${typo}\n`);
   io.stderr(`Checking ${url}\n`);
-  const results = await runChecks({
-    url,
-    secret,
-    timeoutMs,
-    ...(type !== undefined ? { type } : {}),
-    ...(data !== undefined ? { data } : {}),
-    onProgress(index, total, name, result) {
-      if (result === undefined) io.stderr(`  [${index + 1}/${total}] ${name} ... `);
-      else if (index < total - 1) io.stderr(`${result.answer}\n`);
-    },
-  });
+  // Ctrl-C (or SIGTERM) mid-check ends the process as the signal would, after ending the open progress line, so the
+  // shell's prompt does not land on "[3/6] ... ".
+  let lineOpen = false;
+  const interrupted = (signal: NodeJS.Signals): void => {
+    if (lineOpen) io.stderr('interrupted\n');
+    process.kill(process.pid, signal);
+  };
+  process.once('SIGINT', interrupted).once('SIGTERM', interrupted);
+  let results: CheckResult[];
+  try {
+    results = await runChecks({
+      url,
+      secret,
+      timeoutMs,
+      ...(type !== undefined ? { type } : {}),
+      ...(data !== undefined ? { data } : {}),
+      onProgress(index, total, name, result) {
+        lineOpen = result === undefined;
+        if (result === undefined) io.stderr(`  [${index + 1}/${total}] ${name} ... `);
+        else if (index < total - 1) io.stderr(`${result.answer}\n`);
+      },
+    });
+  } finally {
+    process.off('SIGINT', interrupted).off('SIGTERM', interrupted);
+  }
   const shared = sharedCauses(results);
   io.stdout(
     formatTable([

@@ -1,5 +1,6 @@
 // `--data` / `--data-file`: the event's data as a JSON object, or the sample of its type when neither is given.
-import { readFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { MAX_BODY_BYTES, readBounded } from './body-limit.js';
 import { UsageError } from './io.js';
 
 /**
@@ -8,7 +9,7 @@ import { UsageError } from './io.js';
  * `Options:\n${DATA_HELP}`
  */
 export const DATA_HELP: string = `  --data         the event's data as a JSON object (default: a realistic sample of the type)
-  --data-file    read the data from a JSON file instead`;
+  --data-file    read the data from a JSON file instead (at most 1 MiB, a receiver's default body limit)`;
 
 /**
  * The data from `--data` or `--data-file`, or undefined when neither was given (the caller then uses the sample).
@@ -23,12 +24,7 @@ export async function readData(
     throw new UsageError('give --data or --data-file, not both');
   if (inline === undefined && file === undefined) return undefined;
   const name = inline !== undefined ? '--data' : `--data-file ${file}`;
-  let text: string;
-  try {
-    text = inline ?? (await readFile(file!, 'utf8'));
-  } catch (error) {
-    throw new UsageError(`cannot read ${name}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
-  }
+  const text = inline ?? (await readDataFile(file!, name));
   let data: unknown;
   try {
     // A byte order mark, which Windows editors and PowerShell put before a UTF-8 file's text, is no part of its JSON.
@@ -39,4 +35,22 @@ export async function readData(
   if (typeof data !== 'object' || data === null || Array.isArray(data))
     throw new UsageError(`${name} must be a JSON object`);
   return data as Record<string, unknown>;
+}
+
+/**
+ * The file's text, read within a receiver's body limit: a large file, or a pipe or device that never ends, is not
+ * read whole.
+ */
+async function readDataFile(file: string, name: string): Promise<string> {
+  let bytes: Buffer | undefined;
+  try {
+    bytes = await readBounded(createReadStream(file), MAX_BODY_BYTES);
+  } catch (error) {
+    throw new UsageError(`cannot read ${name}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  }
+  if (bytes === undefined)
+    throw new UsageError(
+      `${name} is over 1 MiB: a delivery carrying it is over a receiver's default maxBodyBytes, answered 413`,
+    );
+  return bytes.toString('utf8');
 }

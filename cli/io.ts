@@ -2,6 +2,7 @@
 import { createInterface } from 'node:readline';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { SECRET_ENV } from '../src/secret-source.js';
+import { MAX_BODY_BYTES, readBounded } from './body-limit.js';
 
 /** The CLI's outside world. */
 export interface CliIo {
@@ -140,9 +141,12 @@ export function processIo(): CliIo {
     stderr: (text) => open.stderr && process.stderr.write(text),
     async stdin() {
       if (process.stdin.isTTY) throw new UsageError('pipe the body on standard input, e.g. < body.json');
-      const chunks: Buffer[] = [];
-      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-      return Buffer.concat(chunks);
+      const body = await readBounded(process.stdin, MAX_BODY_BYTES);
+      if (body === undefined)
+        throw new UsageError(
+          'standard input is over 1 MiB, more than a receiver takes (its default maxBodyBytes): sign a smaller body',
+        );
+      return body;
     },
     lines(signal) {
       const reader = createInterface({ input: process.stdin, terminal: false });

@@ -11,7 +11,8 @@ import { type CliIo, integer, parse, SECRET_HELP, secretOf, UsageError } from '.
 export const SIGN_USAGE: string = `Usage: workforce-webhooks sign [--secret <whsec_...>] [--timestamp <unix seconds>] < body.json
 
 Prints the Svc-Signature header for the exact bytes on standard input (a trailing newline is part of
-the body: use printf or a file written without one to sign what you will send).
+the body: use printf or a file written without one to sign what you will send). At most 1 MiB, a
+receiver's default body limit.
 
 Options:
 ${SECRET_HELP}

@@ -7,8 +7,10 @@ const secret = process.env.WORKFORCE_WEBHOOK_SECRET;
 const apiKey = process.env.WORKFORCE_API_KEY;
 // The service's `{base_url}`, the one the API key was issued for.
 const baseUrl = process.env.WORKFORCE_API_URL;
-if (!secret || !apiKey || !baseUrl)
-  throw new Error('Set WORKFORCE_WEBHOOK_SECRET, WORKFORCE_API_KEY and WORKFORCE_API_URL');
+if (!secret || !apiKey || !baseUrl) {
+  console.error('Set WORKFORCE_WEBHOOK_SECRET, WORKFORCE_API_KEY and WORKFORCE_API_URL');
+  process.exit(1);
+}
 
 const api = createApiClient({ apiKey, baseUrl });
 

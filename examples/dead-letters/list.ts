@@ -3,7 +3,10 @@
 import { createReceiver } from 'workforce-webhooks';
 
 const secret = process.env.WORKFORCE_WEBHOOK_SECRET;
-if (!secret) throw new Error('Set WORKFORCE_WEBHOOK_SECRET to the endpoint secret (whsec_...)');
+if (!secret) {
+  console.error('Set WORKFORCE_WEBHOOK_SECRET to the endpoint secret (whsec_...)');
+  process.exit(1);
+}
 
 // In an app, the receiver you mounted (with its store and queue: on BullMQ the letters are read from Redis).
 const receiver = createReceiver({ secret });

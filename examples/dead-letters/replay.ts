@@ -3,7 +3,10 @@
 import { createReceiver } from 'workforce-webhooks';
 
 const secret = process.env.WORKFORCE_WEBHOOK_SECRET;
-if (!secret) throw new Error('Set WORKFORCE_WEBHOOK_SECRET to the endpoint secret (whsec_...)');
+if (!secret) {
+  console.error('Set WORKFORCE_WEBHOOK_SECRET to the endpoint secret (whsec_...)');
+  process.exit(1);
+}
 
 // In an app, the receiver you mounted, so that its handlers run what is replayed.
 const receiver = createReceiver({ secret });

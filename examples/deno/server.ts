@@ -4,7 +4,10 @@ import { createReceiver } from 'workforce-webhooks';
 
 // Deno 2 has Node's `process` global; `--allow-env` lets it read the secret.
 const secret = process.env.WORKFORCE_WEBHOOK_SECRET;
-if (!secret) throw new Error('Set WORKFORCE_WEBHOOK_SECRET to the endpoint secret (whsec_...)');
+if (!secret) {
+  console.error('Set WORKFORCE_WEBHOOK_SECRET to the endpoint secret (whsec_...)');
+  process.exit(1);
+}
 
 const receiver = createReceiver({ secret });
 receiver.on('leave.approved', (event) => console.log(`audit: ${event.type} ${event.id}`));

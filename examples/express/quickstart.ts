@@ -6,7 +6,10 @@ import { createExpressMiddleware } from 'workforce-webhooks/express';
 
 // The endpoint's `whsec_...` secret, from the Workforce Service's webhook settings.
 const secret = process.env.WORKFORCE_WEBHOOK_SECRET;
-if (!secret) throw new Error('Set WORKFORCE_WEBHOOK_SECRET to the endpoint secret (whsec_...)');
+if (!secret) {
+  console.error('Set the endpoint secret: WORKFORCE_WEBHOOK_SECRET=whsec_... npx tsx server.ts');
+  process.exit(1);
+}
 
 const receiver = createReceiver({ secret });
 
@@ -33,11 +36,16 @@ app.get('/health', (_req, res) => {
   res.json({ ok: true });
 });
 
-const server = app.listen(Number(process.env.PORT ?? 3000), (error) => {
-  if (error) throw error; // Express 5 hands a failed listen here: a port in use is EADDRINUSE, not "listening"
+const port = Number(process.env.PORT ?? 3000);
+const server = app.listen(port, (error) => {
+  // Express 5 hands a failed listen here (a port in use is EADDRINUSE): say so and stop, never "listening".
+  if (error) {
+    console.error(`port ${port}: ${error.message}; pick another: PORT=${port + 1} npx tsx server.ts`);
+    process.exit(1);
+  }
   const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : process.env.PORT;
-  console.log(`listening on http://localhost:${port}/webhooks/workforce`);
+  const listening = typeof address === 'object' && address !== null ? address.port : port;
+  console.log(`listening on http://localhost:${listening}/webhooks/workforce`);
 });
 
 // On Ctrl-C or SIGTERM: answer new deliveries 503 (the service retries them), finish accepted ones, then stop.

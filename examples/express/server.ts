@@ -65,7 +65,11 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   const port = Number(process.env.PORT ?? 3000);
   const { app, receiver } = createExampleApp();
   const server = app.listen(port, (error) => {
-    if (error) throw error; // Express 5 hands a failed listen here: a port in use is EADDRINUSE, not "listening"
+    // Express 5 hands a failed listen here (a port in use is EADDRINUSE): say so and stop, never "listening".
+    if (error) {
+      console.error(`port ${port}: ${error.message}; pick another with PORT=${port + 1}`);
+      process.exit(1);
+    }
     const address = server.address();
     const actual = typeof address === 'object' && address !== null ? address.port : port;
     console.log(`workforce-webhooks example listening on http://localhost:${actual}/webhooks/workforce`);

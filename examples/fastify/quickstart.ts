@@ -5,7 +5,10 @@ import { createReceiver } from 'workforce-webhooks';
 import { createFastifyPlugin } from 'workforce-webhooks/fastify';
 
 const secret = process.env.WORKFORCE_WEBHOOK_SECRET;
-if (!secret) throw new Error('Set WORKFORCE_WEBHOOK_SECRET to the endpoint secret (whsec_...)');
+if (!secret) {
+  console.error('Set the endpoint secret: WORKFORCE_WEBHOOK_SECRET=whsec_... npx tsx server.ts');
+  process.exit(1);
+}
 
 const receiver = createReceiver({ secret });
 receiver.on('leave.approved', (event) => {
@@ -21,9 +24,14 @@ app.register(createFastifyPlugin(receiver, { path: '/webhooks/workforce' }));
 app.post('/api/echo', async (request) => request.body);
 
 // `.then`, not a top-level await: the file also runs as pasted into a CommonJS project (what `npm init` makes).
-app.listen({ port: Number(process.env.PORT ?? 3000), host: '127.0.0.1' }).then((address) => {
-  console.log(`listening on ${address.replace('127.0.0.1', 'localhost')}/webhooks/workforce`);
-});
+const port = Number(process.env.PORT ?? 3000);
+app.listen({ port, host: '127.0.0.1' }).then(
+  (address) => console.log(`listening on ${address.replace('127.0.0.1', 'localhost')}/webhooks/workforce`),
+  (error: Error) => {
+    console.error(`port ${port}: ${error.message}; pick another: PORT=${port + 1} npx tsx server.ts`);
+    process.exit(1);
+  },
+);
 // On Ctrl-C or SIGTERM: 503 to new deliveries, accepted ones finish, then stop; a second Ctrl-C stops at once.
 const shutdown = async (): Promise<void> => {
   process.off('SIGINT', shutdown).off('SIGTERM', shutdown);

@@ -49,7 +49,11 @@ export function createExampleApp({
 // Listen only when run directly, so tests can import the factory.
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const { app, receiver } = createExampleApp();
-  const address = await app.listen({ port: Number(process.env.PORT ?? 3000), host: '127.0.0.1' });
+  const port = Number(process.env.PORT ?? 3000);
+  const address = await app.listen({ port, host: '127.0.0.1' }).catch((error: Error) => {
+    console.error(`port ${port}: ${error.message}; pick another with PORT=${port + 1}`);
+    return process.exit(1);
+  });
   console.log(
     `workforce-webhooks example listening on ${address.replace('127.0.0.1', 'localhost')}/webhooks/workforce`,
   );

@@ -6,7 +6,10 @@ import { createReceiver } from 'workforce-webhooks';
 import { createHonoHandler } from 'workforce-webhooks/hono';
 
 const secret = process.env.WORKFORCE_WEBHOOK_SECRET;
-if (!secret) throw new Error('Set WORKFORCE_WEBHOOK_SECRET to the endpoint secret (whsec_...)');
+if (!secret) {
+  console.error('Set the endpoint secret: WORKFORCE_WEBHOOK_SECRET=whsec_... npx tsx server.ts');
+  process.exit(1);
+}
 
 const receiver = createReceiver({ secret });
 receiver.on('leave.approved', (event) => {
@@ -22,8 +25,13 @@ const app = new Hono();
 app.all('/webhooks/workforce', createHonoHandler(receiver)); // every method: 405 but for POST
 app.post('/api/echo', async (c) => c.json(await c.req.json()));
 
-const server = serve({ fetch: app.fetch, port: Number(process.env.PORT ?? 3000) }, (info) => {
+const port = Number(process.env.PORT ?? 3000);
+const server = serve({ fetch: app.fetch, port }, (info) => {
   console.log(`listening on http://localhost:${info.port}/webhooks/workforce`);
+});
+server.once('error', (error) => {
+  console.error(`port ${port}: ${error.message}; pick another: PORT=${port + 1} npx tsx server.ts`);
+  process.exit(1);
 });
 // On Ctrl-C or SIGTERM: 503 to new deliveries, accepted ones finish, then stop; a second Ctrl-C stops at once.
 const shutdown = async (): Promise<void> => {

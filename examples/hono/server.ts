@@ -52,8 +52,13 @@ export function createExampleApp({
 // `export default createExampleApp().app` (Workers hand queued work to `c.executionCtx.waitUntil`).
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const { app, receiver } = createExampleApp();
-  const server = serve({ fetch: app.fetch, port: Number(process.env.PORT ?? 3000) }, (info) => {
+  const port = Number(process.env.PORT ?? 3000);
+  const server = serve({ fetch: app.fetch, port }, (info) => {
     console.log(`workforce-webhooks example listening on http://localhost:${info.port}/webhooks/workforce`);
+  });
+  server.once('error', (error) => {
+    console.error(`port ${port}: ${error.message}; pick another with PORT=${port + 1}`);
+    process.exit(1);
   });
   const shutdown = async (): Promise<void> => {
     // New deliveries get 503 (the sender retries them) while accepted ones finish; then the server stops.

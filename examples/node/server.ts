@@ -5,7 +5,10 @@ import { createReceiver } from 'workforce-webhooks';
 import { createNodeHandler } from 'workforce-webhooks/node';
 
 const secret = process.env.WORKFORCE_WEBHOOK_SECRET;
-if (!secret) throw new Error('Set WORKFORCE_WEBHOOK_SECRET to the endpoint secret (whsec_...)');
+if (!secret) {
+  console.error('Set the endpoint secret: WORKFORCE_WEBHOOK_SECRET=whsec_... npx tsx server.ts');
+  process.exit(1);
+}
 
 const receiver = createReceiver({ secret });
 receiver.on('leave.approved', (event) => console.log(`audit: ${event.type} ${event.id}`));
@@ -16,10 +19,15 @@ const server = createServer((req, res) => {
   if (req.url?.split('?')[0] === '/webhooks/workforce') return webhooks(req, res);
   res.writeHead(404).end();
 });
-server.listen(Number(process.env.PORT ?? 3000), () => {
+const port = Number(process.env.PORT ?? 3000);
+server.listen(port, () => {
   const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : process.env.PORT;
-  console.log(`listening on http://localhost:${port}/webhooks/workforce`);
+  const listening = typeof address === 'object' && address !== null ? address.port : port;
+  console.log(`listening on http://localhost:${listening}/webhooks/workforce`);
+});
+server.once('error', (error) => {
+  console.error(`port ${port}: ${error.message}; pick another: PORT=${port + 1} npx tsx server.ts`);
+  process.exit(1);
 });
 // On Ctrl-C or SIGTERM: 503 to new deliveries, accepted ones finish, then stop; a second Ctrl-C stops at once.
 const shutdown = async (): Promise<void> => {

@@ -16,7 +16,12 @@ const pool = new pg.Pool({ connectionString: databaseUrl, max: 20 });
 pool.on('error', (error) => console.error('postgres:', error.message)); // a restart drops idle connections
 
 const store = createPostgresStore({ pool });
-await store.migrate(); // the dedupe table; or once, before deploying: npx workforce-webhooks migrate --postgres $DATABASE_URL
+// The dedupe table; or once, before deploying: npx workforce-webhooks migrate --postgres $DATABASE_URL. No Postgres
+// at that address, or a login refused, is said in one line with its fix.
+await store.migrate().catch((error: Error) => {
+  console.error(error.message);
+  process.exit(1);
+});
 await pool.query(`CREATE TABLE IF NOT EXISTS leave_blocks (
   event_id text PRIMARY KEY, employee_id text NOT NULL, start_date text NOT NULL, end_date text NOT NULL)`);
 
@@ -42,7 +47,13 @@ receiver.on('leave.approved', async (event, ctx) => {
 
 const app = express();
 app.all('/webhooks/workforce', createExpressMiddleware(receiver)); // every method: 405 but for POST
-const server = app.listen(Number(process.env.PORT ?? 3000));
+const port = Number(process.env.PORT ?? 3000);
+const server = app.listen(port, (error) => {
+  if (error) {
+    console.error(`port ${port}: ${error.message}; pick another with PORT=${port + 1}`);
+    process.exit(1);
+  }
+});
 
 // On Ctrl-C or SIGTERM, once (a second Ctrl-C stops at once): 503 to new deliveries, running handlers finish.
 const shutdown = async (): Promise<void> => {

@@ -9,7 +9,10 @@ import { createRedisStore } from 'workforce-webhooks/redis';
 import { metrics, telemetry } from './telemetry.js';
 
 const secret = process.env.WORKFORCE_WEBHOOK_SECRET;
-if (!secret) throw new Error('Set WORKFORCE_WEBHOOK_SECRET to the endpoint secret (whsec_...)');
+if (!secret) {
+  console.error('Set WORKFORCE_WEBHOOK_SECRET to the endpoint secret (whsec_...)');
+  process.exit(1);
+}
 
 // One client for the store: `maxRetriesPerRequest: 1` makes a Redis that is down fail at once, so deliveries are
 // answered 503 (the service retries them); one that is up but silent is cut off by the receiver's storeTimeoutMs
@@ -37,7 +40,13 @@ receiver.on('leave.*', async (event, ctx) => {
 const app = express();
 app.all('/webhooks/workforce', createExpressMiddleware(receiver)); // every method: 405 but for POST
 app.get('/metrics', metrics); // for Prometheus
-const server = app.listen(Number(process.env.PORT ?? 3000));
+const port = Number(process.env.PORT ?? 3000);
+const server = app.listen(port, (error) => {
+  if (error) {
+    console.error(`port ${port}: ${error.message}; pick another with PORT=${port + 1}`);
+    process.exit(1);
+  }
+});
 
 // Rolling deploys (SIGTERM) and Ctrl-C: stop taking deliveries (503), let running handlers finish, then close what
 // we opened. A second signal stops at once.

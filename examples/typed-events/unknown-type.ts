@@ -3,7 +3,10 @@
 import { createReceiver, unknownType } from 'workforce-webhooks';
 
 const secret = process.env.WORKFORCE_WEBHOOK_SECRET;
-if (!secret) throw new Error('Set WORKFORCE_WEBHOOK_SECRET to the endpoint secret (whsec_...)');
+if (!secret) {
+  console.error('Set WORKFORCE_WEBHOOK_SECRET to the endpoint secret (whsec_...)');
+  process.exit(1);
+}
 
 const receiver = createReceiver({ secret });
 
