@@ -24,7 +24,7 @@ import { pacedWorker } from './bullmq-paced-worker.js';
 import { createJobRunner } from './bullmq-processor.js';
 import { replayLetter } from './bullmq-replay.js';
 import { SuccessRecords } from './bullmq-success.js';
-import { type ConnectionError, connectionFailure } from './redis-connection.js';
+import { type ConnectionError, connectionFailure, isConnectionFailure } from './redis-connection.js';
 
 /** Options of `createBullmqQueue`. */
 export interface BullmqQueueOptions {
@@ -78,16 +78,6 @@ const MISSING_JOB = /^Missing key for job (\S+?)\. (\w+)/;
 
 // A Redis user whose ACL leaves out the queue's keys or commands: refused at every fetch (once a second), for good.
 const NO_PERMISSION = /^NOPERM\b/;
-
-// A failure of the connection itself, as ioredis reports one on each reconnect: a socket's (a system error code such
-// as ECONNREFUSED), a TLS handshake's, or a refused login. Anything else (a script's, a command's) is news each time.
-const isConnectionFailure = (error: ConnectionError): boolean => {
-  const cause = error.lastNodeError ?? error;
-  const code = typeof cause.code === 'string' ? cause.code : '';
-  return (
-    /^E[A-Z]+$|CERT|SELF_SIGNED|^ERR_SSL|^ERR_TLS/.test(code) || /^(WRONGPASS|NOAUTH)/.test(cause.message)
-  );
-};
 
 /**
  * The durable queue for several instances: `enqueue` resolves once the job (id = event id) is stored in Redis,

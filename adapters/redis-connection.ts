@@ -6,6 +6,20 @@ import type { Logger } from '../src/logger.js';
 export type ConnectionError = Error & { readonly code?: unknown; readonly lastNodeError?: ConnectionError };
 
 /**
+ * Whether `error` is a failure of the connection itself, as ioredis reports one on each reconnect: a socket's (a
+ * system error code such as ECONNREFUSED), a TLS handshake's, or a refused login; not a script's or a command's.
+ * @example
+ * if (isConnectionFailure(error)) say(connectionFailure(error, tls, reached).text);
+ */
+export const isConnectionFailure = (error: ConnectionError): boolean => {
+  const cause = error.lastNodeError ?? error;
+  const code = typeof cause.code === 'string' ? cause.code : '';
+  return (
+    /^E[A-Z]+$|CERT|SELF_SIGNED|^ERR_SSL|^ERR_TLS/.test(code) || /^(WRONGPASS|NOAUTH)/.test(cause.message)
+  );
+};
+
+/**
  * Why a client cannot connect, said with the fix, by kind: a wrong password, host or port, TLS on one side only. Once
  * Redis was `reached`, a refused connection or a timeout is an outage the client rides out, said as such.
  * @example

@@ -54,9 +54,15 @@ export type AttemptProcessor = (job: QueuedEvent, ctx: AttemptContext) => void |
  * @example
  * const watchdog = new Watchdog(30_000); startAttempt(process, job, { attempt: 1, timeoutMs: 30_000, watchdog });
  */
+/** What a `Watchdog` watches: something with a deadline (`performance.now()` time) and what to do past it. */
+export interface Watched {
+  readonly deadline: number;
+  expire(): void;
+}
+
 export class Watchdog {
   readonly #everyMs: number;
-  readonly #watched = new Set<RunningAttempt>();
+  readonly #watched = new Set<Watched>();
   // Attempts cut short whose handlers still run: watched for one more limit, without keeping the process alive.
   readonly #runaways = new Set<RunningAttempt>();
   #timer: ReturnType<typeof setInterval> | undefined;
@@ -66,7 +72,7 @@ export class Watchdog {
   }
 
   /** Watches `attempt` until it ends. */
-  watch(attempt: RunningAttempt): void {
+  watch(attempt: Watched): void {
     this.#watched.add(attempt);
     if (this.#timer === undefined) this.#timer = setInterval(() => this.#sweep(), this.#everyMs);
     // Workers' (and browsers') timers are numbers, with no ref/unref: a call would throw, and the attempt whose
@@ -88,7 +94,7 @@ export class Watchdog {
   }
 
   /** Stops watching `attempt`. */
-  forget(attempt: RunningAttempt): void {
+  forget(attempt: Watched): void {
     this.#watched.delete(attempt);
     // Idle: the timer no longer keeps the process alive, and the next sweep stops it. It is not stopped here,
     // because a queue that empties between deliveries would then set a new timer for every one.

@@ -1,12 +1,7 @@
 // The receiver's deadline on each ordering step of a store that can stall: a silent Redis or Postgres holds no run.
+import { Watchdog, type Watched } from './attempt.js';
 import { WebhookError } from './errors.js';
 import type { KeyEntry, OrderingStore } from './ordering-store.js';
-
-// A step waiting for its answer: when it was sent, and what its deadline does.
-interface Waiting {
-  readonly since: number;
-  readonly expire: () => void;
-}
 
 /**
  * The store's ordering with each call rejected (`store_unavailable`) once `timeoutMs` pass without an answer,
@@ -17,25 +12,10 @@ interface Waiting {
  * const store = withOrderingDeadline(redisStore.ordering!, 2000);
  */
 export function withOrderingDeadline(store: OrderingStore, timeoutMs: number): OrderingStore {
-  // One interval timer for every step in flight, as the queue's Watchdog does for attempts: a timer per step would
-  // cost more than the step's own work (libuv re-arms on every change). The price: a step is given up at most a
-  // quarter of the deadline (and 1 s) late. The timer stops at the first sweep that finds nothing waiting.
-  const waiting = new Set<Waiting>();
-  const everyMs = Math.max(1, Math.min(1000, Math.floor(timeoutMs / 4)));
-  let timer: ReturnType<typeof setInterval> | undefined;
-  const sweep = (): void => {
-    if (waiting.size === 0) {
-      clearInterval(timer);
-      timer = undefined;
-      return;
-    }
-    const now = Date.now();
-    for (const step of waiting) {
-      if (now - step.since < timeoutMs) continue;
-      waiting.delete(step);
-      step.expire();
-    }
-  };
+  // One interval timer for every step in flight (the queue's Watchdog): a timer per step would cost more than the
+  // step's own work (libuv re-arms on every change). The price: a step is given up at most a quarter of the
+  // deadline (and 1 s) late.
+  const watchdog = new Watchdog(timeoutMs);
   const bound = <T>(call: () => T | Promise<T>, expired?: (pending: Promise<T>) => void): Promise<T> => {
     let pending: Promise<T>;
     try {
@@ -44,25 +24,30 @@ export function withOrderingDeadline(store: OrderingStore, timeoutMs: number): O
       return Promise.reject(error);
     }
     return new Promise<T>((resolve, reject) => {
-      const step: Waiting = {
-        since: Date.now(),
+      let open = true;
+      const step: Watched = {
+        deadline: performance.now() + timeoutMs,
         expire: () => {
+          if (!open) return;
+          open = false;
+          watchdog.forget(step);
           reject(new WebhookError('store_unavailable', `no answer within ${timeoutMs} ms`));
           expired?.(pending);
         },
       };
-      waiting.add(step);
-      if (timer === undefined) {
-        timer = setInterval(sweep, everyMs);
-        // The step's own socket keeps the process alive while it waits; this timer never does.
-        timer.unref?.();
-      }
+      watchdog.watch(step);
+      const settle = (): boolean => {
+        if (!open) return false;
+        open = false;
+        watchdog.forget(step);
+        return true;
+      };
       pending.then(
         (value) => {
-          if (waiting.delete(step)) resolve(value);
+          if (settle()) resolve(value);
         },
         (error: unknown) => {
-          if (waiting.delete(step)) reject(error);
+          if (settle()) reject(error);
         },
       );
     });
