@@ -45,12 +45,61 @@ export interface Instruments {
   readonly replays: Counter;
 }
 
+type QueueList = readonly (() => Promise<QueueCounts>)[];
+
+// The queue lists whose counts each meter's gauges sum: every otelTelemetry() on one meter (an app with two receivers,
+// each given its own) is in the same gauges. A callback of each would observe them apart, and the last one to observe
+// would win: the other receivers' jobs and dead letters missing from the gauges.
+const gaugeQueues = new WeakMap<Meter, QueueList[]>();
+
+// Registers the queue gauges on `meter` once, read from every list given for it at each collection.
+const observeQueues = (meter: Meter, queues: QueueList): void => {
+  const known = gaugeQueues.get(meter);
+  if (known !== undefined) {
+    if (!known.includes(queues)) known.push(queues);
+    return;
+  }
+  const all: QueueList[] = [queues];
+  gaugeQueues.set(meter, all);
+  const depth = meter.createObservableGauge(METRICS.queueDepth, {
+    description: 'Jobs held by the queue: waiting, retrying and running',
+    unit: '{job}',
+  });
+  const deadLetters = meter.createObservableGauge(METRICS.deadLetters, {
+    description: 'Dead letters kept, waiting for a replay',
+    unit: '{event}',
+  });
+  // A queue that cannot be counted now (Redis away, or silent past COUNTS_TIMEOUT_MS) is left out of this
+  // collection rather than read as zero.
+  meter.addBatchObservableCallback(
+    async (result: BatchObservableResult) => {
+      const counted = await Promise.allSettled(
+        all.flat().map((counts) => withDeadline(counts, COUNTS_TIMEOUT_MS, 'queue_unavailable')),
+      );
+      let held = 0;
+      let dead = 0;
+      let any = false;
+      for (const outcome of counted) {
+        if (outcome.status !== 'fulfilled') continue;
+        any = true;
+        held += outcome.value.depth;
+        dead += outcome.value.deadLetters;
+      }
+      if (!any) return;
+      result.observe(depth, held);
+      result.observe(deadLetters, dead);
+    },
+    [depth, deadLetters],
+  );
+};
+
 /**
- * The instruments of `meter`, the queue gauges read from `queues` at each collection.
+ * The instruments of `meter`, the queue gauges read from `queues` (and those of every other caller on this meter)
+ * at each collection.
  * @example
  * const instruments = instrumentsOf(meterProvider.getMeter('workforce-webhooks'), queues);
  */
-export const instrumentsOf = (meter: Meter, queues: readonly (() => Promise<QueueCounts>)[]): Instruments => {
+export const instrumentsOf = (meter: Meter, queues: QueueList): Instruments => {
   const deliveries = meter.createCounter(METRICS.deliveries, {
     description: 'Deliveries answered, by outcome (and reason, when refused)',
     unit: '{delivery}',
@@ -81,35 +130,7 @@ export const instrumentsOf = (meter: Meter, queues: readonly (() => Promise<Queu
       unit: '{event}',
     }),
   };
-  const depth = meter.createObservableGauge(METRICS.queueDepth, {
-    description: 'Jobs held by the queue: waiting, retrying and running',
-    unit: '{job}',
-  });
-  const deadLetters = meter.createObservableGauge(METRICS.deadLetters, {
-    description: 'Dead letters kept, waiting for a replay',
-    unit: '{event}',
-  });
-  // A queue that cannot be counted now (Redis away, or silent past COUNTS_TIMEOUT_MS) is left out of this
-  // collection rather than read as zero.
-  meter.addBatchObservableCallback(
-    async (result: BatchObservableResult) => {
-      const counted = await Promise.allSettled(
-        queues.map((counts) => withDeadline(counts, COUNTS_TIMEOUT_MS, 'queue_unavailable')),
-      );
-      let held = 0;
-      let dead = 0;
-      let any = false;
-      for (const outcome of counted) {
-        if (outcome.status !== 'fulfilled') continue;
-        any = true;
-        held += outcome.value.depth;
-        dead += outcome.value.deadLetters;
-      }
-      if (!any) return;
-      result.observe(depth, held);
-      result.observe(deadLetters, dead);
-    },
-    [depth, deadLetters],
-  );
+  // A no-op meter never collects: nothing to register (nor to keep).
+  if (instruments.measuring) observeQueues(meter, queues);
   return instruments;
 };

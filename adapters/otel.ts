@@ -1,7 +1,8 @@
 // workforce-webhooks/otel: the receiver's telemetry on OpenTelemetry, messaging spans and workforce_webhooks.* metrics.
 import type { Attributes, Span, SpanContext } from '@opentelemetry/api';
+import { errorClassOf } from '../src/dead-letters.js';
 import { instantOf } from '../src/instant.js';
-import { HandlerFailure, type QueuedEvent } from '../src/queue.js';
+import type { QueuedEvent } from '../src/queue.js';
 import type { QueueCounts, Telemetry, TraceLink } from '../src/telemetry.js';
 import type { WorkforceEvent } from '../src/types.js';
 import { api } from './otel-api.js';
@@ -13,6 +14,8 @@ export type { OtelTelemetryOptions } from './otel-options.js';
 
 const SCOPE = 'workforce-webhooks';
 const SYSTEM = 'workforce';
+// Looks, once a second, for an SDK registered after the receiver was made: it registers at start-up.
+const SDK_LOOKS = 120;
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
 // W3C trace context as plain strings: it travels in a job's data (JSON in Redis) whatever propagator the app set.
@@ -33,13 +36,6 @@ const contextOf = (link: TraceLink | undefined): SpanContext | undefined => {
     isRemote: true,
   };
   return api.isSpanContextValid(context) ? context : undefined;
-};
-
-// The class name only: a handler's message may carry personal data, so it never becomes an attribute.
-const errorType = (error: unknown): string => {
-  const cause = error instanceof HandlerFailure && error.errors.length === 1 ? error.errors[0] : error;
-  if (typeof cause !== 'object' || cause === null) return typeof cause;
-  return (cause as { constructor?: { name?: unknown } }).constructor?.name?.toString() || 'Error';
 };
 
 // Seconds from the event's `occurredAt` to now; undefined when it is not a date.
@@ -87,6 +83,34 @@ export function otelTelemetry(options: OtelTelemetryOptions = {}): Telemetry {
     meterProvider = registered;
     instruments = instrumentsOf(registered.getMeter(SCOPE), queues);
   };
+  // The queue gauges are read through the SDK's meter only: with no delivery since the SDK registered (a quiet night
+  // after a restart) they would be missing, dead letters kept from before included. So while the meter is a no-op,
+  // the global provider is looked at once a second for the first minutes.
+  let watching = false;
+  const watchForSdk = (): void => {
+    watching = true;
+    let left = SDK_LOOKS;
+    let timer: ReturnType<typeof setInterval> | undefined;
+    const look = (): void => {
+      const before = meterProvider;
+      try {
+        adopt();
+      } catch {
+        // Left to the next delivery's adoption, whose throw the receiver logs.
+        meterProvider = before;
+        left = 0;
+      }
+      if (instruments.measuring || --left <= 0) clearInterval(timer);
+    };
+    try {
+      timer = setInterval(look, 1000);
+    } catch {
+      return; // A Worker's top level sets no timer: the first delivery adopts the SDK.
+    }
+    // One that cannot be unref'd (Deno's) would hold a finished script open for minutes.
+    if (typeof timer === 'object' && typeof timer.unref === 'function') timer.unref();
+    else clearInterval(timer);
+  };
 
   const endAttempts = (outcome: 'success' | 'retry' | 'dead_letter'): void => {
     instruments.attempts.add(1, { outcome });
@@ -94,8 +118,9 @@ export function otelTelemetry(options: OtelTelemetryOptions = {}): Telemetry {
 
   return {
     delivery(deliveryId) {
-      const span: Span = tracer.startSpan('receive', { kind: api.SpanKind.CONSUMER });
+      // Before the span starts: a meter that throws here leaves no span started and never ended.
       if (!instruments.measuring && following) adopt();
+      const span: Span = tracer.startSpan('receive', { kind: api.SpanKind.CONSUMER });
       // No SDK: a delivery whose span does not record either is not observed at all (no observer, no promise).
       if (!instruments.measuring && !span.isRecording()) return undefined;
       // Set once at the start: a delivery refused before its event is read still says what it was.
@@ -113,8 +138,13 @@ export function otelTelemetry(options: OtelTelemetryOptions = {}): Telemetry {
         answered({ status, outcome, reason }) {
           span.setAttributes({ 'http.response.status_code': status, 'workforce.outcome': outcome });
           if (reason !== undefined) span.setAttribute('workforce.refusal.reason', reason);
-          // A 5xx is ours (the sender retries it); a 4xx is the sender's, as for HTTP server spans.
-          if (status >= 500) span.setStatus({ code: api.SpanStatusCode.ERROR, message: reason });
+          // A 5xx is ours (the sender retries it); a 4xx is the sender's, as for HTTP server spans. A failed
+          // operation names its error in error.type (conditionally required by the messaging and HTTP conventions):
+          // the answer's code, one of the status table's few.
+          if (status >= 500) {
+            span.setStatus({ code: api.SpanStatusCode.ERROR, message: reason });
+            if (reason !== undefined) span.setAttribute('error.type', reason);
+          }
           // A meter that throws still lets the span end (and the throw reach the receiver's log).
           try {
             instruments.deliveries.add(1, reason === undefined ? { outcome } : { outcome, reason });
@@ -126,6 +156,7 @@ export function otelTelemetry(options: OtelTelemetryOptions = {}): Telemetry {
     },
     attempt(job: QueuedEvent, attempt: number) {
       const { event } = job;
+      if (!instruments.measuring && following) adopt();
       const delivered = contextOf(job.trace);
       // Its own trace, linked to the delivery that accepted the event (on this instance or another).
       const span = tracer.startSpan(
@@ -133,7 +164,6 @@ export function otelTelemetry(options: OtelTelemetryOptions = {}): Telemetry {
         { kind: api.SpanKind.CONSUMER, links: delivered === undefined ? [] : [{ context: delivered }] },
         api.ROOT_CONTEXT,
       );
-      if (!instruments.measuring && following) adopt();
       if (!instruments.measuring && !span.isRecording()) return undefined;
       span.setAttributes(PROCESS);
       span.setAttributes(eventAttributes(event));
@@ -154,7 +184,9 @@ export function otelTelemetry(options: OtelTelemetryOptions = {}): Telemetry {
               const late = lagOf(event);
               if (late !== undefined) instruments.lag.record(late, { event_type: event.type });
             } else {
-              const type = errorType(failure.error);
+              // The class name only (a handler's message may carry personal data): the first failing handler's, as
+              // the dead-letter list names it, and never a throw of its own (a value that throws when looked at).
+              const type = errorClassOf(failure.error);
               span.setAttribute('error.type', type);
               span.setStatus({ code: api.SpanStatusCode.ERROR, message: type });
               instruments.duration.record(seconds, { event_type: event.type, outcome: 'failure' });
@@ -177,6 +209,7 @@ export function otelTelemetry(options: OtelTelemetryOptions = {}): Telemetry {
     replayed: () => instruments.replays.add(1),
     observeQueue(counts) {
       queues.push(counts);
+      if (following && !instruments.measuring && !watching) watchForSdk();
     },
   };
 }
