@@ -102,6 +102,10 @@ export function createRateLimiter({
       for (;;) {
         signal?.throwIfAborted();
         const at = now();
+        // A time after now means the clock stepped back (an NTP correction, a restored VM): count those requests
+        // as answered now, so the wait for a slot stays within one interval instead of growing by the step. Times
+        // are oldest first: this stops at the first one not in the future, one comparison in the usual case.
+        for (let i = 0; i < slots.finished.length && slots.finished[i]! > at; i++) slots.finished[i] = at;
         while (slots.finished.length > 0 && slots.finished[0]! + intervalMs <= at) slots.finished.shift();
         if (slots.inFlight + slots.finished.length < requests) {
           slots.inFlight++;

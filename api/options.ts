@@ -10,13 +10,25 @@ export interface CheckedOptions {
 }
 
 /**
- * Throws a `TypeError` for a key no header can carry or a bound no timer can keep; never echoes the key.
+ * Throws a `TypeError` for a key no header can carry (or sent with its scheme or quotes) or a bound no timer can
+ * keep; never echoes the key.
  * @example
  * checkOptions({ apiKey, timeoutMs: 30_000, maxRetries: 3, maxRetryAfterMs: 60_000 });
  */
 export function checkOptions({ apiKey, timeoutMs, maxRetries, maxRetryAfterMs }: CheckedOptions): void {
   if (typeof apiKey !== 'string' || apiKey.trim() === '') {
     throw new TypeError('workforce-webhooks: createApiClient needs an apiKey');
+  }
+  // Two ways a key copied from elsewhere comes dressed; either way the service would answer every call 401.
+  if (/^bearer\s/i.test(apiKey)) {
+    throw new TypeError(
+      'workforce-webhooks: createApiClient apiKey starts with "Bearer ": pass the key alone, the client sends Authorization: Bearer <apiKey> itself',
+    );
+  }
+  if (/^["']|["']$/.test(apiKey)) {
+    throw new TypeError(
+      'workforce-webhooks: createApiClient apiKey is wrapped in quotes: remove them where the key is set (docker --env-file and some .env loaders keep them as part of the value)',
+    );
   }
   // A bearer token is printable ASCII without spaces (RFC 6750 b64token); fetch would refuse anything else at
   // every call, with a message that quotes the header, key included.
@@ -46,8 +58,8 @@ export function checkOptions({ apiKey, timeoutMs, maxRetries, maxRetryAfterMs }:
 }
 
 /**
- * The base URL with a trailing slash; a `TypeError` that does not echo it when it is not http(s) or carries a
- * user or password.
+ * The base URL with a trailing slash; a `TypeError` that does not echo it when it is not http(s), carries a user
+ * or password, or ends in the `/v1` the paths carry.
  * @example
  * baseUrlOf('https://api.example.com/api').href // 'https://api.example.com/api/'
  */
@@ -68,5 +80,12 @@ export function baseUrlOf(baseUrl: string | URL): URL {
     );
   }
   if (!base.pathname.endsWith('/')) base.pathname += '/';
+  // Spec "Versioning": every path carries /v1 (/v1/leaverequest/list), so a base ending in it would send each call
+  // to /v1/v1/... and every answer would be a 404. The path itself is not repeated: it may hold a gateway's token.
+  if (/\/v1\/$/i.test(base.pathname)) {
+    throw new TypeError(
+      "workforce-webhooks: createApiClient baseUrl ends in /v1, the version every endpoint path already starts with (/v1/leaverequest/list): set baseUrl to the part before /v1, the spec's {base_url}",
+    );
+  }
   return base;
 }

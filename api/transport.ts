@@ -24,6 +24,7 @@ export interface TransportOptions {
   readonly apiKey: string;
   /** The spec's `{base_url}`; paths such as `/v1/leaverequest/list` are appended to it. */
   readonly baseUrl: string | URL;
+  /** A fetch of your own (through a proxy, instrumented); `timeoutMs` and your signal hold even if it drops them. */
   readonly fetch?: typeof fetch;
   /**
    * The client-side limit; default 300 a minute (spec "Limits"), shared by every client of the same key and base
@@ -104,20 +105,19 @@ export function createTransport({
           response.status,
           { endpoint },
         );
-      const retryAfter = response.headers.get('retry-after');
-      // Spec "Errors": the status of a rate-limited answer is not shown, only that it carries Retry-After.
-      if (!response.ok && (retryAfter !== null || response.status === 429)) {
+      if (isLimited(response)) {
+        const retryAfter = response.headers.get('retry-after');
         const waitMs = retryAfterMs(retryAfter, now());
         if (retry < maxRetries && waitMs <= maxRetryAfterMs) {
           await sleep(waitMs, signal);
           continue;
         }
-        throw new ApiError(
-          'rate_limited',
-          `still limited after ${retry} retries (Retry-After: ${shownRetryAfter(retryAfter)})`,
-          response.status,
-          { endpoint },
-        );
+        // Which bound ended the call: a retry count of 0 would not explain a wait refused for its length.
+        const why =
+          retry < maxRetries
+            ? `Retry-After: ${shownRetryAfter(retryAfter)} is longer than maxRetryAfterMs (${maxRetryAfterMs} ms); raise maxRetryAfterMs to wait it out`
+            : `still limited after ${retry} retries (Retry-After: ${shownRetryAfter(retryAfter)})`;
+        throw new ApiError('rate_limited', why, response.status, { endpoint });
       }
       const data = unwrap(response, text, bytes, endpoint);
       try {
@@ -143,14 +143,26 @@ export function createTransport({
     signal: AbortSignal | undefined,
   ): Promise<{ response: Response } & AnswerStart> {
     const deadline = AbortSignal.timeout(timeoutMs);
+    const ends = signal === undefined ? deadline : AbortSignal.any([signal, deadline]);
     try {
-      const response = await fetchImpl(url, {
-        headers,
-        // Every hop would be a request the service counts, outside the rate limit: a 3xx is answered as an error.
-        redirect: 'manual',
-        signal: signal === undefined ? deadline : AbortSignal.any([signal, deadline]),
-      });
-      return { response, ...(await answerStart(response, MAX_ANSWER_BYTES)) };
+      // The deadline is the client's, not the fetch's good will: a fetch of the caller's own may drop the signal,
+      // so the answer is awaited until it aborts, and the body read until then (answerStart cancels it).
+      const response = await answerBy(
+        ends,
+        fetchImpl(url, {
+          headers,
+          // Every hop would be a request the service counts, outside the rate limit: a 3xx is answered as an error.
+          redirect: 'manual',
+          signal: ends,
+        }),
+      );
+      // Decided by status and headers alone: a body that stalls would turn the retry, or the redirect's fix, into
+      // a timeout, and nothing reads it. Cancelling it drops the connection rather than wait for its end.
+      if (isRedirect(response) || isLimited(response)) {
+        response.body?.cancel().catch(() => {});
+        return { response, text: '', bytes: 0, truncated: false };
+      }
+      return { response, ...(await answerStart(response, MAX_ANSWER_BYTES, ends)) };
     } catch (error) {
       // The caller's own abort stays the caller's: rethrow its reason, as fetch does.
       if (signal?.aborted) throw signal.reason;
@@ -165,6 +177,20 @@ export function createTransport({
       });
     }
   }
+}
+
+/** The answer `sent` resolves with, or a rejection with `signal`'s reason once it aborts, whichever comes first. */
+function answerBy(signal: AbortSignal, sent: Promise<Response>): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => {
+      reject(signal.reason);
+      // An answer that comes after all is not read: its connection is let go.
+      sent.then((late) => late.body?.cancel().catch(() => {})).catch(() => {});
+    };
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    sent.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 function unwrap(response: Response, text: string, bytes: number, endpoint: string): unknown {
@@ -216,6 +242,13 @@ function contentType(response: Response): string {
       ? 'no content type'
       : 'an unreadable content type';
 }
+
+/**
+ * A failure to wait out and retry. Spec "Errors": the status of a rate-limited answer is not shown, only that it
+ * carries Retry-After.
+ */
+const isLimited = (response: Response): boolean =>
+  !response.ok && (response.status === 429 || response.headers.has('retry-after'));
 
 /** A 3xx (or, where fetch hides it, an opaque redirect): the read API has none. */
 const isRedirect = (response: Response): boolean =>
