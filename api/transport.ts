@@ -209,6 +209,14 @@ function unwrap(response: Response, text: string, bytes: number, endpoint: strin
     );
   }
   if (typeof envelope !== 'object' || envelope === null || typeof envelope.isSuccessful !== 'boolean') {
+    // A gateway's JSON of its own on a failure status is that status's failure, as its HTML page would be.
+    if (!response.ok)
+      throw new ApiError(
+        `http_${response.status}`,
+        `a failure status without the response envelope (${contentType(response)}, ${bytes} bytes)`,
+        response.status,
+        { endpoint },
+      );
     throw new ApiError('invalid_response', 'the answer is not the response envelope', response.status, {
       endpoint,
       field: 'isSuccessful',
