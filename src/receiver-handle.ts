@@ -17,7 +17,7 @@ import type { RefusalReport } from './refusal-report.js';
 import type { Registry } from './registry.js';
 import { type Answer, answers, type WebhookResponse, withBackground } from './responses.js';
 import { NOT_CONFIGURED, type SecretSource } from './secret-source.js';
-import { checkSignature, type ParsedSignature, parseSignatureHeader } from './signature.js';
+import { checkSignature, type ParsedSignature, StaleSignatureError } from './signature.js';
 import type { ClaimResult } from './store.js';
 import type { DeliveryObserver, Telemetry, TelemetryFault } from './telemetry.js';
 import { observeClaim, observeDelivery, observeEvent, traceOf } from './telemetry-delivery.js';
@@ -139,12 +139,12 @@ export function createHandle({
     try {
       verified = checkSignature(body, header, secretsNow, toleranceSeconds, now());
     } catch (error) {
-      return refuseSignature(error, deliveryId, header, input);
+      return refuseSignature(error, deliveryId, input);
     }
     if (verified instanceof Promise) {
       return verified.then(
         () => accept(body, headers, deliveryId, delivery),
-        (error: unknown) => refuseSignature(error, deliveryId, header, input),
+        (error: unknown) => refuseSignature(error, deliveryId, input),
       );
     }
     return accept(body, headers, deliveryId, delivery);
@@ -155,16 +155,17 @@ export function createHandle({
   const refuseSignature = (
     error: unknown,
     deliveryId: string | undefined,
-    header: string | undefined,
     { headers, body }: HandleInput,
   ): WebhookResponse => {
     if (!(error instanceof WebhookVerificationError)) throw error;
     const { code } = error;
     logger.info({ code, deliveryId }, 'workforce-webhooks: delivery refused');
-    if (code === 'timestamp_out_of_tolerance')
-      refusals.refused(code, Math.floor(now() / 1000) - Number(parseSignatureHeader(header).timestamp));
+    // A stale signature speaks of the clock only when it matched: a stale forgery (a scanner) proves nothing of it.
+    if (error instanceof StaleSignatureError)
+      refusals.refused(code, error.signed ? error.ageSeconds : undefined);
     else if (code === 'signature_mismatch') refusals.refused(code);
-    else if (body !== undefined && isServiceDelivery(body, headers)) refusals.refused(code);
+    else if (body !== undefined && isServiceDelivery(body, headers))
+      refusals.refused(code, undefined, headers);
     return answers.badRequest[code];
   };
 

@@ -76,7 +76,7 @@ export function createSecretSource(secret: SecretOption, logger: Logger): Secret
         // A JS caller's async function: its rejection would go unhandled (which ends a Node process).
         Promise.resolve(value).catch(() => {});
         throw new ConfigurationError(
-          'workforce-webhooks: the `secret` function returned a promise; it must return the secret itself (read an async secret store once at start-up, then return what it gave)',
+          'the `secret` function returned a promise; it must return the secret itself (read an async secret store once at start-up, then return what it gave)',
         );
       }
       if (value === last && checked !== undefined) return checked;

@@ -102,8 +102,9 @@ export interface VerifyOptions {
 }
 
 /**
- * Checks a delivery's signature: header shape, then timestamp tolerance, then the HMAC in constant time.
- * Resolves with the parsed header; rejects with `WebhookVerificationError`.
+ * Checks a delivery's signature: its header's shape, its HMAC in constant time, its time within the tolerance (a
+ * stale request is refused as stale, matching or not). Resolves with the parsed header; rejects with
+ * `WebhookVerificationError` (a `StaleSignatureError` for a stale one).
  * @example
  * await verifySignature({ payload: rawBody, header: req.headers['svc-signature'], secret: process.env.WORKFORCE_WEBHOOK_SECRET! });
  */
@@ -116,6 +117,31 @@ export async function verifySignature({
 }: VerifyOptions): Promise<ParsedSignature> {
   const bytes = typeof payload === 'string' ? encoder.encode(payload) : payload;
   return checkSignature(bytes, header, secretList(secret), toleranceSeconds, now());
+}
+
+/**
+ * The `timestamp_out_of_tolerance` refusal, with whether the signature matched: a stale request signed with the
+ * secret points at a clock (or a delay on the way), a stale forgery at nothing but the sender.
+ * @example
+ * if (error instanceof StaleSignatureError && error.signed) console.log(`signed ${error.ageSeconds} s ago`);
+ */
+export class StaleSignatureError extends WebhookVerificationError {
+  /** Seconds from `t` to now: positive when `t` is in the past, `NaN` when the clock gave no number. */
+  readonly ageSeconds: number;
+  /** Whether a `v1` matches under a secret: only the time is wrong. The answer does not depend on it. */
+  readonly signed: boolean;
+
+  constructor(ageSeconds: number, toleranceSeconds: number, signed: boolean) {
+    super(
+      'timestamp_out_of_tolerance',
+      Number.isFinite(ageSeconds)
+        ? `the signature timestamp is ${Math.abs(ageSeconds)} s ${ageSeconds > 0 ? 'old' : 'in the future'} (tolerance ${toleranceSeconds} s)`
+        : 'the clock (`now`) gave no number of milliseconds, so no signature time can be judged',
+    );
+    this.name = 'StaleSignatureError';
+    this.ageSeconds = ageSeconds;
+    this.signed = signed;
+  }
 }
 
 /**
@@ -134,16 +160,30 @@ export function checkSignature(
 ): ParsedSignature | Promise<ParsedSignature> {
   const parsed = parseSignatureHeader(header);
   const age = Math.floor(nowMs / 1000) - Number(parsed.timestamp);
-  if (age > toleranceSeconds || age < -toleranceSeconds) {
-    throw new WebhookVerificationError(
-      'timestamp_out_of_tolerance',
-      `the signature timestamp is ${Math.abs(age)} s ${age > 0 ? 'old' : 'in the future'} (tolerance ${toleranceSeconds} s)`,
-    );
+  if (parsed.signatures.length === 0) {
+    if (inTolerance(age, toleranceSeconds)) return mismatch();
+    throw new StaleSignatureError(age, toleranceSeconds, false);
   }
-  if (parsed.signatures.length === 0) return mismatch();
   const matched = verifyDigests(secrets, parsed.timestamp, payload, parsed.signatures);
-  if (typeof matched === 'boolean') return matched ? parsed : mismatch();
-  return matched.then((ok) => (ok ? parsed : mismatch()));
+  if (typeof matched === 'boolean') return verdict(parsed, matched, age, toleranceSeconds);
+  return matched.then((ok) => verdict(parsed, ok, age, toleranceSeconds));
+}
+
+// Written so that a NaN (a `now` returning a string or nothing, a NaN tolerance) is out of tolerance: `age > t`
+// is false for NaN, which would let a signature of any age through, replays included.
+const inTolerance = (age: number, toleranceSeconds: number): boolean =>
+  age <= toleranceSeconds && age >= -toleranceSeconds;
+
+// A stale request still gets its HMAC (the one a fresh forgery costs too), so the refusal can say whether the
+// signature was right: only then is the clock worth a warning. Both answer `timestamp_out_of_tolerance` alike.
+function verdict(
+  parsed: ParsedSignature,
+  matched: boolean,
+  age: number,
+  toleranceSeconds: number,
+): ParsedSignature {
+  if (!inTolerance(age, toleranceSeconds)) throw new StaleSignatureError(age, toleranceSeconds, matched);
+  return matched ? parsed : mismatch();
 }
 
 function mismatch(): never {
@@ -176,8 +216,13 @@ export async function signPayload({
   return `t=${t},${digests.map((d) => `v1=${d}`).join(',')}`;
 }
 
+// The prefix and nothing of a secret after it (`whsec_`, the README's `whsec_...`, the CLI's redacted `whsec_***`,
+// whitespace around): a placeholder or a copy of a redacted line. Like whitespace only, a key anyone could sign with.
+const PLACEHOLDER = /^\s*whsec_(?:[.*]*|\u2026)\s*$/;
+
 /**
- * Normalises the `secret` option to a non-empty list of non-empty strings.
+ * Normalises the `secret` option to a non-empty list of non-empty strings, refusing one of only whitespace or a bare
+ * `whsec_` placeholder.
  * @example
  * secretList('whsec_a') // ['whsec_a']
  */
@@ -185,6 +230,17 @@ export function secretList(secret: Secret): readonly string[] {
   const list = typeof secret === 'string' ? [secret] : secret;
   if (!Array.isArray(list) || list.length === 0 || list.some((s) => typeof s !== 'string' || s === '')) {
     throw new ConfigurationError('secret must be a non-empty string or a non-empty array of them');
+  }
+  // Refused, not warned: verifying with a key anyone can guess would accept anyone's forgery.
+  for (const s of list) {
+    if (s.trim() === '')
+      throw new ConfigurationError(
+        "the secret is only whitespace (a variable or file holding a space or a newline), a key anyone could sign with, so it is not used. Pass the endpoint's whole `whsec_` secret, as shown when the endpoint was created.",
+      );
+    if (PLACEHOLDER.test(s))
+      throw new ConfigurationError(
+        "the secret is whsec_ with nothing after it (or only dots or asterisks): the prefix alone, a placeholder or a redacted copy, and a key anyone could sign with, so it is not used. Pass the endpoint's whole secret, as shown when the endpoint was created.",
+      );
   }
   return list;
 }
