@@ -36,6 +36,9 @@ export function reachAdvice(code: string, url: URL): string | undefined {
     code === 'EPROTO'
   )
     return `nothing speaks TLS at ${host}: use http:// for a plain HTTP server, or the port that serves https`;
+  // llhttp's parse errors: something answered, but not in HTTP (an SSH, Postgres or mail port, a raw TCP service).
+  if (code.startsWith('HPE_'))
+    return `${host} does not answer in HTTP: check that the port in the URL is your app's, and see the log of what runs there`;
   if ((code === 'UND_ERR_SOCKET' || code === 'ECONNRESET') && url.protocol === 'http:')
     return 'the connection was closed without an answer: if the server there is https, use https://; else see its log';
   if (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET')

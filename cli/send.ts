@@ -2,6 +2,7 @@
 import { createSignedDelivery } from '../testing/index.js';
 import { DATA_HELP, readData } from './data.js';
 import { answerTimeout, eventId, eventType, TIMEOUT_HELP, typeTypo } from './delivery-options.js';
+import { hintFor } from './hints.js';
 import { type CliIo, parse, required, SECRET_HELP, secretOf } from './io.js';
 import { postDelivery } from './post.js';
 import { printedBody } from './shown-body.js';
@@ -86,6 +87,10 @@ export async function send(argv: readonly string[], io: CliIo): Promise<number> 
     io.stderr(
       `workforce-webhooks: a redirect${to}: the service does not follow redirects, so this delivery failed (spec rule 5); give --url the exact URL your receiver answers at\n`,
     );
+  } else if (result.status >= 400) {
+    // As `check` and `mock` do: a refusal of a delivery known to be valid says what to look at first.
+    const hint = hintFor(result.status, result.body);
+    if (hint !== undefined) io.stderr(`workforce-webhooks: ${hint}\n`);
   }
   return result.status >= 200 && result.status < 300 ? 0 : 1;
 }

@@ -37,10 +37,17 @@ app.get('/health', (_req, res) => {
 });
 
 const port = Number(process.env.PORT ?? 3000);
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  console.error(`PORT=${process.env.PORT} is not a port: give 0 to 65535, e.g. PORT=3000 npx tsx server.ts`);
+  process.exit(1);
+}
 const server = app.listen(port, (error) => {
   // Express 5 hands a failed listen here (a port in use is EADDRINUSE): say so and stop, never "listening".
   if (error) {
-    console.error(`port ${port}: ${error.message}; pick another: PORT=${port + 1} npx tsx server.ts`);
+    // A port below 1024 needs root (EACCES): the next one would too, so 3000 is said instead.
+    console.error(
+      `port ${port}: ${error.message}; pick another: PORT=${port < 1024 ? 3000 : port + 1} npx tsx server.ts`,
+    );
     process.exit(1);
   }
   const address = server.address();

@@ -12,7 +12,7 @@ export const DEMO_SECRET = 'whsec_demo_bG9jYWwtdHJpYWxzLW9ubHktbm90LWEtcmVhbC1zZ
 
 /** Options of `createExampleApp`. */
 export interface ExampleOptions {
-  /** Default: `WORKFORCE_WEBHOOK_SECRET`, else `DEMO_SECRET`. */
+  /** Default: `WORKFORCE_WEBHOOK_SECRET`, else (unset or empty) `DEMO_SECRET`. */
   readonly secret?: string;
   /** Where the handlers report what they did. Default `console.log`. */
   readonly log?: (line: string) => void;
@@ -26,7 +26,8 @@ export interface ExampleOptions {
  * const { app, receiver } = createExampleApp({ secret: 'whsec_test', log: (line) => lines.push(line) });
  */
 export function createExampleApp({
-  secret = process.env.WORKFORCE_WEBHOOK_SECRET ?? DEMO_SECRET,
+  // `||`: a variable set but empty (`WORKFORCE_WEBHOOK_SECRET=` in a .env) is no secret, so the demo one is used.
+  secret = process.env.WORKFORCE_WEBHOOK_SECRET || DEMO_SECRET,
   log = console.log,
   api,
 }: ExampleOptions = {}): { readonly app: Express; readonly receiver: Receiver } {
@@ -63,11 +64,18 @@ export function createExampleApp({
 // Listen only when run directly, so tests and the demo can import the factory.
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const port = Number(process.env.PORT ?? 3000);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    console.error(`PORT=${process.env.PORT} is not a port: give 0 to 65535, e.g. PORT=3000`);
+    process.exit(1);
+  }
   const { app, receiver } = createExampleApp();
   const server = app.listen(port, (error) => {
     // Express 5 hands a failed listen here (a port in use is EADDRINUSE): say so and stop, never "listening".
     if (error) {
-      console.error(`port ${port}: ${error.message}; pick another with PORT=${port + 1}`);
+      // A port below 1024 needs root (EACCES): the next one would too, so 3000 is said instead.
+      console.error(
+        `port ${port}: ${error.message}; pick another with PORT=${port < 1024 ? 3000 : port + 1}`,
+      );
       process.exit(1);
     }
     const address = server.address();

@@ -25,10 +25,17 @@ app.post('/api/echo', async (request) => request.body);
 
 // `.then`, not a top-level await: the file also runs as pasted into a CommonJS project (what `npm init` makes).
 const port = Number(process.env.PORT ?? 3000);
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  console.error(`PORT=${process.env.PORT} is not a port: give 0 to 65535, e.g. PORT=3000 npx tsx server.ts`);
+  process.exit(1);
+}
 app.listen({ port, host: '127.0.0.1' }).then(
   (address) => console.log(`listening on ${address.replace('127.0.0.1', 'localhost')}/webhooks/workforce`),
   (error: Error) => {
-    console.error(`port ${port}: ${error.message}; pick another: PORT=${port + 1} npx tsx server.ts`);
+    // A port below 1024 needs root (EACCES): the next one would too, so 3000 is said instead.
+    console.error(
+      `port ${port}: ${error.message}; pick another: PORT=${port < 1024 ? 3000 : port + 1} npx tsx server.ts`,
+    );
     process.exit(1);
   },
 );

@@ -12,7 +12,7 @@ export const DEMO_SECRET = 'whsec_demo_bG9jYWwtdHJpYWxzLW9ubHktbm90LWEtcmVhbC1zZ
 
 /** Options of `createExampleApp`. */
 export interface ExampleOptions {
-  /** Default: `WORKFORCE_WEBHOOK_SECRET`, else `DEMO_SECRET`. */
+  /** Default: `WORKFORCE_WEBHOOK_SECRET`, else (unset or empty) `DEMO_SECRET`. */
   readonly secret?: string;
   /** Where the handlers report what they did. Default `console.log`. */
   readonly log?: (line: string) => void;
@@ -24,7 +24,8 @@ export interface ExampleOptions {
  * const { app, receiver } = createExampleApp({ secret: 'whsec_test', log: (line) => lines.push(line) });
  */
 export function createExampleApp({
-  secret = process.env.WORKFORCE_WEBHOOK_SECRET ?? DEMO_SECRET,
+  // `||`: a variable set but empty (`WORKFORCE_WEBHOOK_SECRET=` in a .env) is no secret, so the demo one is used.
+  secret = process.env.WORKFORCE_WEBHOOK_SECRET || DEMO_SECRET,
   log = console.log,
 }: ExampleOptions = {}): { readonly app: Hono; readonly receiver: Receiver } {
   // #region quickstart
@@ -53,11 +54,18 @@ export function createExampleApp({
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const { app, receiver } = createExampleApp();
   const port = Number(process.env.PORT ?? 3000);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    console.error(`PORT=${process.env.PORT} is not a port: give 0 to 65535, e.g. PORT=3000`);
+    process.exit(1);
+  }
   const server = serve({ fetch: app.fetch, port }, (info) => {
     console.log(`workforce-webhooks example listening on http://localhost:${info.port}/webhooks/workforce`);
   });
-  server.once('error', (error) => {
-    console.error(`port ${port}: ${error.message}; pick another with PORT=${port + 1}`);
+  server.on('error', (error: NodeJS.ErrnoException) => {
+    // Only a failed listen is about the port: a later error (a connection not accepted) is said, and serving goes on.
+    if (error.syscall !== 'listen') return console.error(`server: ${error.message}`);
+    // A port below 1024 needs root (EACCES): the next one would too, so 3000 is said instead.
+    console.error(`port ${port}: ${error.message}; pick another with PORT=${port < 1024 ? 3000 : port + 1}`);
     process.exit(1);
   });
   const shutdown = async (): Promise<void> => {

@@ -8,8 +8,14 @@ import { createBullmqQueue } from 'workforce-webhooks/bullmq';
 import { createExpressMiddleware } from 'workforce-webhooks/express';
 import { createPostgresStore } from 'workforce-webhooks/postgres';
 
-const secret = process.env.WORKFORCE_WEBHOOK_SECRET ?? 'whsec_demo_postgres_local_trials_only';
+// Unset or empty (a blank line in .env): a demo secret, for local trials only.
+const secret = process.env.WORKFORCE_WEBHOOK_SECRET || 'whsec_demo_postgres_local_trials_only';
 const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const port = Number(process.env.PORT ?? 3000);
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  console.error(`PORT=${process.env.PORT} is not a port: give 0 to 65535, e.g. PORT=3000`);
+  process.exit(1);
+}
 
 // The pool's connections serve claims and the handlers' transactions: give it more than the queue's concurrency.
 const pool = new pg.Pool({ connectionString: databaseUrl, max: 20 });
@@ -47,10 +53,10 @@ receiver.on('leave.approved', async (event, ctx) => {
 
 const app = express();
 app.all('/webhooks/workforce', createExpressMiddleware(receiver)); // every method: 405 but for POST
-const port = Number(process.env.PORT ?? 3000);
 const server = app.listen(port, (error) => {
   if (error) {
-    console.error(`port ${port}: ${error.message}; pick another with PORT=${port + 1}`);
+    // A port below 1024 needs root (EACCES): the next one would too, so 3000 is said instead.
+    console.error(`port ${port}: ${error.message}; pick another with PORT=${port < 1024 ? 3000 : port + 1}`);
     process.exit(1);
   }
 });

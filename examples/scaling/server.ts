@@ -41,9 +41,14 @@ const app = express();
 app.all('/webhooks/workforce', createExpressMiddleware(receiver)); // every method: 405 but for POST
 app.get('/metrics', metrics); // for Prometheus
 const port = Number(process.env.PORT ?? 3000);
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  console.error(`PORT=${process.env.PORT} is not a port: give 0 to 65535, e.g. PORT=3000`);
+  process.exit(1);
+}
 const server = app.listen(port, (error) => {
   if (error) {
-    console.error(`port ${port}: ${error.message}; pick another with PORT=${port + 1}`);
+    // A port below 1024 needs root (EACCES): the next one would too, so 3000 is said instead.
+    console.error(`port ${port}: ${error.message}; pick another with PORT=${port < 1024 ? 3000 : port + 1}`);
     process.exit(1);
   }
 });
