@@ -2,6 +2,7 @@
 import type { DeliveryAttempt, Emission, MockService } from '../testing/mock-service/index.js';
 import { errorCode, hintFor } from './hints.js';
 import { type CliIo, SECRET_ENV } from './io.js';
+import { reachAdvice } from './reach-failure.js';
 import { shownBody } from './shown-body.js';
 
 /**
@@ -66,11 +67,11 @@ export function sampleIds(service: MockService): string {
 
 /**
  * Reads commands from `io.lines()` until standard input ends, runs each against the mock and prints what was sent
- * and how the endpoint answered.
+ * and how the endpoint at `url` answered.
  * @example
- * await runConsole(service, io);
+ * await runConsole(service, io, 'http://localhost:3000/webhooks/workforce');
  */
-export async function runConsole(service: MockService, io: CliIo): Promise<void> {
+export async function runConsole(service: MockService, io: CliIo, url?: string): Promise<void> {
   if (io.lines === undefined) return;
   for await (const raw of io.lines(io.signal)) {
     const [word = '', arg] = raw.trim().split(/\s+/);
@@ -78,7 +79,7 @@ export async function runConsole(service: MockService, io: CliIo): Promise<void>
     try {
       const emission = await command(service, word.toLowerCase(), arg, io);
       if (emission !== undefined)
-        io.stdout(describe(emission) + emission.attempts.map((a) => hintOnce(io, a)).join(''));
+        io.stdout(describe(emission) + emission.attempts.map((a) => hintOnce(io, a, url)).join(''));
     } catch (error) {
       io.stdout(`! ${(error as Error).message.replace(/^workforce-webhooks mock: /, '')}\n`);
     }
@@ -132,13 +133,13 @@ async function command(
 /**
  * Prints each retry's outcome as it ends (the first attempt of an event is printed with the event itself).
  * @example
- * createMockService({ onAttempt: retryPrinter(io) });
+ * createMockService({ onAttempt: retryPrinter(io, 'http://localhost:3000/webhooks/workforce') });
  */
-export function retryPrinter(io: CliIo): (attempt: DeliveryAttempt) => void {
+export function retryPrinter(io: CliIo, url?: string): (attempt: DeliveryAttempt) => void {
   return (attempt) => {
     if (attempt.attempt > 1)
       io.stdout(
-        `-> ${attempt.type} (event ${attempt.eventId}) attempt ${attempt.attempt}: ${outcome(attempt)}\n${hintOnce(io, attempt)}`,
+        `-> ${attempt.type} (event ${attempt.eventId}) attempt ${attempt.attempt}: ${outcome(attempt)}\n${hintOnce(io, attempt, url)}`,
       );
   };
 }
@@ -184,15 +185,24 @@ function receiverCode(body: string | undefined): string | undefined {
 // The hints each console printed: a cause's hint once, however many deliveries and retries it fails.
 const hinted = new WeakMap<CliIo, Set<string>>();
 
-// The line after a failed attempt with what to look at first, the first time its cause is met; else nothing.
-function hintOnce(io: CliIo, attempt: DeliveryAttempt): string {
-  if (attempt.ok || attempt.cancelled || attempt.status === undefined) return '';
+// What to look at first after a failed attempt, or undefined when nothing is known to say.
+function hintOf(attempt: DeliveryAttempt, url: string | undefined): string | undefined {
+  // No answer: the network error's code says the fix (nothing listening at the URL, a certificate not trusted).
+  if (attempt.status === undefined)
+    return attempt.code !== undefined && url !== undefined && URL.canParse(url)
+      ? reachAdvice(attempt.code, new URL(url))
+      : undefined;
   const body = attempt.body ?? '';
   // The endpoint's secret is not the one the mock signs with: say which to change, on either side.
-  const hint =
-    receiverCode(body) === 'signature_mismatch'
-      ? `the endpoint verifies with another secret than the mock signs with: run your server with ${SECRET_ENV} set to the mock's (printed above when it made one), or give the mock the server's with --secret or $${SECRET_ENV}`
-      : hintFor(attempt.status, body, '--deliver-to');
+  if (receiverCode(body) === 'signature_mismatch')
+    return `the endpoint verifies with another secret than the mock signs with: run your server with ${SECRET_ENV} set to the mock's (printed above when it made one), or give the mock the server's with --secret or $${SECRET_ENV}`;
+  return hintFor(attempt.status, body, '--deliver-to');
+}
+
+// The line after a failed attempt with what to look at first, the first time its cause is met; else nothing.
+function hintOnce(io: CliIo, attempt: DeliveryAttempt, url: string | undefined): string {
+  if (attempt.ok || attempt.cancelled) return '';
+  const hint = hintOf(attempt, url);
   const seen = hinted.get(io) ?? new Set<string>();
   hinted.set(io, seen);
   if (hint === undefined || seen.has(hint)) return '';

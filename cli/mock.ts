@@ -66,7 +66,7 @@ export async function mock(argv: readonly string[], io: CliIo): Promise<number> 
     port,
     ...(values.today !== undefined ? { today: values.today } : {}),
     // Retries come a minute and more after the event: each one's outcome is printed when it ends.
-    ...(deliverTo !== undefined ? { onAttempt: retryPrinter(io) } : {}),
+    ...(deliverTo !== undefined ? { onAttempt: retryPrinter(io, deliverTo) } : {}),
   }).catch((error: NodeJS.ErrnoException) => {
     throw new UsageError(
       error.code === 'EADDRINUSE' ? `port ${port} is in use; pick another with --port` : error.message,
@@ -85,7 +85,7 @@ export async function mock(argv: readonly string[], io: CliIo): Promise<number> 
     io.stdout(
       `Delivering every event to ${deliverTo}, signed with ${given ? `the secret from ${values.secret ? '--secret' : `$${SECRET_ENV}`}` : `a new secret: ${secret}`}\n${CONSOLE_HELP}`,
     );
-    void runConsole(service, io);
+    void runConsole(service, io, deliverTo);
   }
   await new Promise<void>((resolve) => {
     if (io.signal === undefined || io.signal.aborted) return resolve();

@@ -2,6 +2,7 @@
 import { CURRENT_API_VERSION } from '../src/envelope.js';
 import { type Secret, signPayload } from '../src/signature.js';
 import type { EventDataMap, UnknownEventData, WorkforceEvent } from '../src/types.js';
+import { createEventClock } from './mock-service/event-clock.js';
 import { sampleEventData } from './samples.js';
 
 export { signPayload } from '../src/signature.js';
@@ -17,7 +18,7 @@ export interface SignedDeliveryOptions<T extends string> {
   readonly id?: string;
   /** Signature `t`, unix seconds; default now. */
   readonly timestamp?: number;
-  /** Default now, ISO 8601 UTC. */
+  /** Default now, ISO 8601 UTC, and later than the default of the delivery made before (never a tie). */
   readonly occurredAt?: string;
   readonly organizationId?: string;
   readonly apiVersion?: string;
@@ -33,6 +34,11 @@ export interface SignedDelivery<T extends string> {
   /** A `POST` `Request` to `url` carrying this delivery. */
   toRequest(url: string | URL): Request;
 }
+
+// Default event times: deliveries made one after the other (approved, then cancelled) fall in the same millisecond,
+// and a receiver ordering a record's events breaks a tie by the random event id (spec rule 4): the later one would be
+// skipped as older half of the time. Each default is a millisecond past the last, as the mock's events are.
+const eventTime = createEventClock(Date.now);
 
 /** The organisation id the test kit uses when none is given. */
 export const TEST_ORGANIZATION_ID = '00000000-0000-4000-8000-000000000001';
@@ -54,7 +60,7 @@ export async function createSignedDelivery<T extends string>(
     data = sampleEventData(type),
     id = crypto.randomUUID(),
     timestamp = Math.floor(Date.now() / 1000),
-    occurredAt = new Date().toISOString(),
+    occurredAt = eventTime(),
     organizationId = TEST_ORGANIZATION_ID,
     apiVersion = CURRENT_API_VERSION,
     deliveryId = crypto.randomUUID(),

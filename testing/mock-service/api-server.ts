@@ -9,7 +9,7 @@ import type { MockState } from './state.js';
 /** Options of `createApiServer`. */
 export interface ApiServerOptions {
   readonly state: MockState;
-  /** Requests a key may make per `rateLimitWindowMs`; default 300 (spec "Limits"). */
+  /** Requests a key may make per `rateLimitWindowMs`, more than 0; default 300 (spec "Limits"). */
   readonly rateLimit?: number;
   readonly rateLimitWindowMs?: number;
   /** The clock, in milliseconds like `Date.now`. */
@@ -32,6 +32,11 @@ export function createApiServer({
   now = Date.now,
   today,
 }: ApiServerOptions): Server {
+  // With none allowed, every call would be refused with a Retry-After of NaN.
+  if (!(rateLimit > 0))
+    throw new RangeError(
+      `workforce-webhooks mock: rateLimit must be a number of requests a minute above 0 (Infinity for no limit), got ${String(rateLimit)}`,
+    );
   const calls = new Map<string, number[]>();
 
   const answer = (

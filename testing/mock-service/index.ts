@@ -31,7 +31,7 @@ export interface MockServiceOptions extends SenderOptions {
    * one that would (a fixed clock, one tick) gets a millisecond more than the last, so a record's events order.
    */
   readonly now?: () => number;
-  /** Requests per key per minute; default 300 (spec "Limits"). */
+  /** Requests per key per minute, above 0; default 300 (spec "Limits"). */
   readonly rateLimit?: number;
 }
 
@@ -67,6 +67,10 @@ export interface MockService {
       readonly organizationId?: string;
     },
   ): Subscription;
+  /**
+   * Removes an endpoint; true when there was one. It gets nothing more: retries of its failed deliveries are dropped
+   * (an attempt waiting for its answer ends as it would, without a retry), so `settled()` no longer waits for them.
+   */
   unsubscribe(id: string): boolean;
   /** Sends any event to every subscription that chose it. */
   emit(type: string, data: Record<string, unknown>, options?: EmitOptions): Promise<Emission>;
@@ -108,12 +112,13 @@ export async function createMockService(options: MockServiceOptions = {}): Promi
   }
   const state = createFixtures(today);
   const organizationId = mockId(0, 1);
+  // Both check their options before anything listens: a refused option leaves no server behind.
+  const sender = createSender(senderOptions);
   const server = createApiServer({ state, rateLimit, now, today: () => today });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => resolve());
   });
-  const sender = createSender(senderOptions);
   const subscriptions: Subscription[] = [];
 
   const eventTime = createEventClock(now);
@@ -161,20 +166,33 @@ export async function createMockService(options: MockServiceOptions = {}): Promi
         organizationId: owner = organizationId,
       } = {},
     ) {
+      // An endpoint of an organisation the fixtures lack would hear of nothing, silently (a mistyped id, say).
+      if (!state.organizations.some((o) => o.id === owner))
+        throw new Error(
+          `workforce-webhooks mock: no organisation ${JSON.stringify(owner)} in the mock; give mock.organizationId (the default) or another of mock.state.organizations`,
+        );
       // Spec "Subscription": at most 10 endpoints. Unlike the service, the mock sends to http and loopback.
       if (subscriptions.filter((s) => s.organizationId === owner).length >= 10)
         throw new Error('workforce-webhooks mock: an organisation has at most 10 endpoints');
-      if (!/^https?:\/\//.test(url))
+      // A URL fetch cannot parse would fail every delivery, each one blamed on the endpoint: said here instead.
+      const parsed = URL.canParse(url) ? new URL(url) : undefined;
+      if (parsed?.protocol !== 'http:' && parsed?.protocol !== 'https:')
         throw new Error(`workforce-webhooks mock: ${redactUrl(url)} is not an http(s) URL`);
       // fetch refuses such a URL, so every delivery would fail; the service sends no credentials but the signature.
-      if (URL.canParse(url) && hasCredentials(new URL(url)))
+      if (hasCredentials(parsed))
         throw new Error(
           `workforce-webhooks mock: ${redactUrl(url)} carries a user name or password; give it without`,
         );
       // Every delivery to a port fetch refuses would fail with a bare "bad port": said here, with the fix.
-      const refused = URL.canParse(url) ? refusedPort(new URL(url)) : undefined;
+      const refused = refusedPort(parsed);
       if (refused !== undefined)
         throw new Error(`workforce-webhooks mock: ${redactUrl(url)}: ${refused}; use another port`);
+      // Nothing can be signed with an empty secret (a variable read from an unset environment, say): said here, not
+      // by each delivery to the endpoint failing before it is sent.
+      if (typeof secret !== 'string' || secret === '')
+        throw new Error(
+          'workforce-webhooks mock: secret must be a non-empty string, the secret your endpoint verifies with; leave it out for a new one',
+        );
       const subscription: Subscription = {
         id: crypto.randomUUID(),
         url,
@@ -187,8 +205,10 @@ export async function createMockService(options: MockServiceOptions = {}): Promi
     },
     unsubscribe(id) {
       const index = subscriptions.findIndex((s) => s.id === id);
-      if (index !== -1) subscriptions.splice(index, 1);
-      return index !== -1;
+      if (index === -1) return false;
+      subscriptions.splice(index, 1);
+      sender.forget(id);
+      return true;
     },
     emit: (type, data, options) => emit(type, data, options),
     sendTest: (options) => emit('webhook.test', {}, options),

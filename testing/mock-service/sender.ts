@@ -1,7 +1,10 @@
 // The mock's webhook sender: signed deliveries exactly as the spec's "Delivery format", retried on failure.
+import { setMaxListeners } from 'node:events';
 import { answerStart } from '../../api/answer-start.js';
 import { signPayload } from '../../src/signature.js';
 import type { WorkforceEvent } from '../../src/types.js';
+import { attemptStop } from './attempt-stop.js';
+import { checkSenderOptions } from './sender-options.js';
 
 /** An endpoint added to the mock, with its signing secret and its event choice. */
 export interface Subscription {
@@ -33,10 +36,13 @@ export interface DeliveryAttempt {
   /** Milliseconds since the epoch when it was sent. */
   readonly sentAt: number;
   readonly status?: number;
-  /** The subscriber's answer body (first 500 characters). */
+  /** The subscriber's answer body (first 500 characters); absent when it was cut short or unfinished at the limit. */
   readonly body?: string;
   /** Why it failed without a status: a network error, no answer within the time limit, or `close()`. */
   readonly error?: string;
+  /** The network error's code, when it has one (`ECONNREFUSED`, a TLS code such as `DEPTH_ZERO_SELF_SIGNED_CERT`). */
+  readonly code?: string;
+  /** Milliseconds until the answer's status came, or until the attempt failed without one. */
   readonly durationMs: number;
   /** True only for a 2xx answer within the time limit (spec: non-2xx, 3xx and slow answers fail). */
   readonly ok: boolean;
@@ -48,9 +54,12 @@ export interface DeliveryAttempt {
 
 /** Options of `createSender`. */
 export interface SenderOptions {
-  /** Longest wait for an answer; default 10 000 (spec "Limits": answer time). */
+  /** Longest wait for an answer, 1 to 10 000 ms; default 10 000 (spec "Limits": answer time). */
   readonly timeoutMs?: number;
-  /** Waits before each retry, in ms; the spec shows only that retries go on for two days, which this default spans. */
+  /**
+   * Waits before each retry, in ms (each at most 2^31 - 1, a timer's longest); the spec shows only that retries go
+   * on for two days, which the default spans.
+   */
   readonly retryScheduleMs?: readonly number[];
   /** `User-Agent` version: `Svc-Webhooks/<version>`. */
   readonly version?: string;
@@ -83,6 +92,11 @@ export interface Sender {
     faults?: DeliveryFaults,
   ): Promise<DeliveryAttempt[]>;
   readonly attempts: readonly DeliveryAttempt[];
+  /**
+   * Sends nothing more to a removed subscription: its scheduled retries are dropped, and an attempt of it waiting for
+   * its answer ends as it would, without a retry.
+   */
+  forget(subscriptionId: string): void;
   /** Resolves when no attempt is in flight or scheduled (use a short retry schedule in tests). */
   settled(): Promise<void>;
   /**
@@ -117,6 +131,13 @@ function notify(onAttempt: (attempt: DeliveryAttempt) => void, attempt: Delivery
   }
 }
 
+// fetch's error names the cause only in its `cause`: its code is what says the fix (nothing listening, a TLS
+// certificate not trusted), where the message does not.
+function networkCode(error: unknown): { code?: string } {
+  const code = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
+  return typeof code === 'string' ? { code } : {};
+}
+
 /**
  * Creates the sender the mock service uses.
  * @example
@@ -130,21 +151,31 @@ export function createSender({
   fetch: fetchImpl = globalThis.fetch,
   onAttempt,
 }: SenderOptions = {}): Sender {
+  checkSenderOptions(timeoutMs, retryScheduleMs);
   const attempts: DeliveryAttempt[] = [];
-  const timers = new Set<ReturnType<typeof setTimeout>>();
+  // Each scheduled retry, with the subscription it is for.
+  const timers = new Map<ReturnType<typeof setTimeout>, string>();
+  // Subscriptions removed: nothing more goes to them, a retry included (the service stops at a deleted endpoint).
+  const forgotten = new Set<string>();
   let busy = 0;
   // Aborted by close(): an attempt waiting for its answer stops at once rather than at its time limit, and no retry
   // of it is scheduled.
   const closing = new AbortController();
   const closed = closing.signal;
+  // Each attempt in flight listens on it (see attemptStop): any number at once is by design, not a leak to warn of.
+  setMaxListeners(0, closed);
   const idle: (() => void)[] = [];
   let batch: Item[] = [];
+  const wake = (): void => {
+    if (busy === 0 && timers.size === 0) for (const resolve of idle.splice(0)) resolve();
+  };
   const track = async <T>(work: Promise<T>): Promise<T> => {
     busy++;
     try {
       return await work;
     } finally {
-      if (--busy === 0 && timers.size === 0) for (const resolve of idle.splice(0)) resolve();
+      busy--;
+      wake();
     }
   };
 
@@ -158,14 +189,6 @@ export function createSender({
   ): Promise<DeliveryAttempt> => {
     // A wrong signature is a valid signature under a secret the subscriber does not hold.
     const secret = faults.badSignature ? `${to.secret}_wrong` : to.secret;
-    const headers = {
-      'content-type': 'application/json; charset=utf-8',
-      'user-agent': `Svc-Webhooks/${version}`,
-      'svc-event-id': event.id,
-      'svc-event-type': event.type,
-      'svc-delivery-id': deliveryId,
-      'svc-signature': await signPayload({ payload: body, secret }),
-    };
     const sentAt = Date.now();
     const base = {
       eventId: event.id,
@@ -175,20 +198,42 @@ export function createSender({
       attempt: n,
       sentAt,
     };
+    // Its answer deadline, or close(): an attempt waiting for its answer stops at the first.
+    const stop = attemptStop(timeoutMs, closed);
     let result: DeliveryAttempt;
     try {
+      // Signed inside the try: a secret that cannot sign fails this attempt, rather than leaving the delivery, and
+      // settled() and close() behind it, waiting for ever.
+      const headers = {
+        'content-type': 'application/json; charset=utf-8',
+        'user-agent': `Svc-Webhooks/${version}`,
+        'svc-event-id': event.id,
+        'svc-event-type': event.type,
+        'svc-delivery-id': deliveryId,
+        'svc-signature': await signPayload({ payload: body, secret }),
+      };
       // Spec rule 5: redirects are not followed; a 3xx is a failure like any other non-2xx.
       const response = await fetchImpl(to.url, {
         method: 'POST',
         headers,
         body,
         redirect: 'manual',
-        signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), closed]),
+        signal: stop.signal,
       });
+      const answeredAt = Date.now();
       // Only the start is kept, so only the start is read: a subscriber streaming without end costs nothing more.
-      const text = (await answerStart(response, 2000)).text.slice(0, 500);
+      // The status decides (spec rule 2: a 2xx status within the limit), so a body still unfinished at the limit, or
+      // cut short, costs the attempt only its body, as one streaming without end does; close() still cancels it.
+      const start = await answerStart(response, 2000).catch(() => undefined);
+      if (start === undefined && closed.aborted) throw closed.reason;
       const ok = response.status >= 200 && response.status < 300;
-      result = { ...base, status: response.status, body: text, durationMs: Date.now() - sentAt, ok };
+      result = {
+        ...base,
+        status: response.status,
+        ...(start !== undefined ? { body: start.text.slice(0, 500) } : {}),
+        durationMs: answeredAt - sentAt,
+        ok,
+      };
     } catch (error) {
       const timedOut = (error as Error).name === 'TimeoutError';
       result = timedOut
@@ -198,12 +243,16 @@ export function createSender({
           : {
               ...base,
               error: String((error as Error).cause ?? error),
+              ...networkCode(error),
               durationMs: Date.now() - sentAt,
               ok: false,
             };
+    } finally {
+      stop.end();
     }
-    // Closed meanwhile (the attempt was waiting for its answer): no retry, now or later.
-    const retryInMs = !result.ok && !closed.aborted ? retryScheduleMs[n - 1] : undefined;
+    // Closed or unsubscribed meanwhile (the attempt was waiting for its answer): no retry, now or later.
+    const retryInMs =
+      !result.ok && !closed.aborted && !forgotten.has(to.id) ? retryScheduleMs[n - 1] : undefined;
     if (retryInMs !== undefined) result = { ...result, retryInMs };
     attempts.push(result);
     if (retryInMs !== undefined) {
@@ -212,7 +261,7 @@ export function createSender({
         if (!closed.aborted) void track(attempt(event, body, to, deliveryId, n + 1, faults));
       }, retryInMs);
       timer.unref?.();
-      timers.add(timer);
+      timers.set(timer, to.id);
     }
     if (onAttempt !== undefined) notify(onAttempt, result);
     return result;
@@ -223,6 +272,8 @@ export function createSender({
     for (const { event, body, targets, faults, done } of ordered) {
       const first: DeliveryAttempt[] = [];
       for (const to of targets) {
+        // Unsubscribed between the emission and this tick's batch.
+        if (forgotten.has(to.id)) continue;
         first.push(await attempt(event, body, to, crypto.randomUUID(), 1, faults));
         // A duplicate is a redelivery: same event id, a new delivery id.
         if (faults.duplicate) first.push(await attempt(event, body, to, crypto.randomUUID(), 1, faults));
@@ -248,11 +299,20 @@ export function createSender({
         }),
       );
     },
+    forget(subscriptionId) {
+      forgotten.add(subscriptionId);
+      for (const [timer, id] of timers) {
+        if (id !== subscriptionId) continue;
+        clearTimeout(timer);
+        timers.delete(timer);
+      }
+      wake();
+    },
     settled: () =>
       busy === 0 && timers.size === 0 ? Promise.resolve() : new Promise<void>((r) => idle.push(r)),
     async close() {
       closing.abort();
-      for (const timer of timers) clearTimeout(timer);
+      for (const timer of timers.keys()) clearTimeout(timer);
       timers.clear();
       if (busy === 0) for (const resolve of idle.splice(0)) resolve();
       // The aborted attempts end at once; waiting for them lets the caller's close() leave nothing running.
