@@ -23,5 +23,5 @@ const asyncHooks = (
  * @example
  * const onTurn = inThisContext(() => pump()); // made when the queue is
  */
-export const inThisContext = (run: () => void): (() => void) =>
+export const inThisContext = <A extends unknown[]>(run: (...args: A) => void): ((...args: A) => void) =>
   asyncHooks === undefined ? run : asyncHooks.AsyncResource.bind(run);

@@ -20,8 +20,11 @@ export interface MemoryQueueOptions {
   readonly backoff?: Backoff;
   /**
    * One attempt's time limit; its `ctx.signal` is aborted then. One timer checks every attempt, so the abort
-   * may come up to a quarter of the limit (at most 1 s) late. A handler that runs on, ignoring its signal, keeps its
-   * slot of `concurrency` until it settles, at most one more limit (then it is warned of, once). Default 30 000.
+   * may come up to a quarter of the limit (at most 1 s) late; an event kept alive by its request's `waitUntil`
+   * (Workers, Next's `after()`) times its attempts with a timer of its own, in that request. A handler that runs on,
+   * ignoring its signal, keeps its slot of `concurrency` (and the `waitUntil` of its event) until it settles, at
+   * most one more limit (then it is warned of, once). On Workers keep it under the time `waitUntil` is allowed.
+   * Default 30 000.
    */
   readonly handlerTimeoutMs?: number;
   /** Dead letters kept; the oldest are dropped (and logged) past it. Default 10 000. */

@@ -56,6 +56,8 @@ class MemoryQueue implements EventQueue {
   // that return at once never touch the set.
   #running = 0;
   readonly #active = new Set<Job>();
+  // Kept jobs whose turn is on its way to their request (see `Job.awaitTurn`): their slot is taken.
+  readonly #given = new Set<Job>();
   // Attempts cut short (time limit, close) whose handlers still run: they keep their slot until they settle, or
   // one more handlerTimeoutMs (see `startAttempt`), so that `concurrency` bounds the handlers really running.
   #runaways = 0;
@@ -103,6 +105,8 @@ class MemoryQueue implements EventQueue {
       watchdog: new Watchdog(handlerTimeoutMs),
       ended: (job, failure) => this.#ended(job, failure),
       settled: (job, late) => this.#settled(job, late),
+      begin: inThisContext((job: Job) => this.#turnCame(job)),
+      poll: this.#onTurn,
     };
     this.#dead = new DeadLetterList(maxDeadLetters);
   }
@@ -242,7 +246,9 @@ class MemoryQueue implements EventQueue {
       this.#abandoning = true;
       for (const job of this.#active) job.running?.abort(reason);
       for (const job of this.#delayed) clearTimeout(job.timer);
-      const left = [...this.#ready.slice(this.#head), ...this.#delayed];
+      const left = [...this.#ready.slice(this.#head), ...this.#delayed, ...this.#given];
+      this.#running -= this.#given.size;
+      this.#given.clear();
       this.#ready = [];
       this.#head = 0;
       this.#delayed.clear();
@@ -258,6 +264,7 @@ class MemoryQueue implements EventQueue {
     if (this.#pumping) return;
     this.#pumping = true;
     try {
+      if (this.#given.size > 0) this.#reclaim();
       while (this.#running + this.#runaways < this.#concurrency && this.#head < this.#ready.length) {
         // The event loop's turn: the rest start on the next, after the I/O waiting meanwhile.
         if (++this.#started > STARTS_PER_TURN) {
@@ -277,9 +284,45 @@ class MemoryQueue implements EventQueue {
     }
   }
 
+  // The slot is the job's from here. A kept job starts in its turn's continuation, in its own request (see
+  // `Job.awaitTurn`); any other starts here, in the queue's context.
   #run(job: Job): void {
-    const data = job.completed.length === 0 ? job.data : { ...job.data, completed: job.completed };
     this.#running++;
+    if (!job.takeTurn()) {
+      this.#begin(job);
+      return;
+    }
+    // A live request runs the turn's continuation at once; one that has not within an attempt's limit was ended.
+    job.dueAt = performance.now() + this.#owner.timeoutMs;
+    this.#given.add(job);
+  }
+
+  // Not given any more: taken back from a request taken for ended (see #reclaim), or by close().
+  #turnCame(job: Job): void {
+    if (this.#given.delete(job)) this.#begin(job);
+  }
+
+  // Turns given to requests the platform ended before they ran (Workers cap the time waitUntil keeps a request up):
+  // their continuations will never run. Their slots are freed, and their events become dead letters, not lost.
+  #reclaim(): void {
+    const now = performance.now();
+    for (const job of this.#given) {
+      if (job.dueAt > now) continue;
+      this.#given.delete(job);
+      this.#running--;
+      void this.#bury(
+        job,
+        new WebhookError(
+          'queue_unavailable',
+          'the request that kept this event alive (waitUntil) was ended by the platform before the event had a free slot; replay it, or run the receiver inline on Workers',
+        ),
+        true,
+      );
+    }
+  }
+
+  #begin(job: Job): void {
+    const data = job.completed.length === 0 ? job.data : { ...job.data, completed: job.completed };
     job.attemptEnded = false;
     const attempt = startAttempt(this.#process!, data, job);
     // Still running (it did not end inside startAttempt): close() may have to abort it.
@@ -303,6 +346,7 @@ class MemoryQueue implements EventQueue {
     if (failure.running) this.#runaways++;
     const { error } = failure;
     if (error instanceof OrderingWait && !this.#abandoning) {
+      job.awaitTurn();
       this.#wait(job, error.ready);
       return;
     }
@@ -321,6 +365,7 @@ class MemoryQueue implements EventQueue {
       void this.#bury(job, this.#shutdown, true);
       return;
     }
+    job.awaitTurn();
     this.#retryLater(job, ms);
     this.#next();
   }

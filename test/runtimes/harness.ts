@@ -22,7 +22,8 @@ const state: { -readonly [K in keyof Handled]: Handled[K] } = {
 };
 const receiver = createReceiver({
   secret: SECRET,
-  queue: createMemoryQueue({ attempts: 3, backoff: () => 20 }),
+  // Two slots: deliveries sent at once past them wait for one (on Workers, each in its own request's waitUntil).
+  queue: createMemoryQueue({ concurrency: 2, attempts: 3, backoff: () => 20 }),
 });
 receiver.on('leave.approved', async (event) => {
   // Finishes well after the 202: only a live process, or the platform's waitUntil, lets it get there.

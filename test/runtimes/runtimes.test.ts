@@ -12,7 +12,8 @@ import { eventually } from '../contract/adapter-client.js';
 import { LEAVE_APPROVED } from '../contract/adapter-dedupe.js';
 import { freePort } from '../support/free-port.js';
 import { root, scratchProject } from '../support/packed.js';
-import { type Dispatch, describeWebContract } from './web-contract.js';
+import type { Handled } from './harness.js';
+import { type Dispatch, describeWebContract, HARNESS_SECRET } from './web-contract.js';
 
 const EXAMPLE_SECRET = 'whsec_runtime_example_Xy8pQ3';
 const bin = (name: string): string => join(root, 'node_modules', '.bin', name);
@@ -201,6 +202,38 @@ describe('Cloudflare Workers (workerd through Miniflare)', { timeout: 120_000 },
       (await mf!.dispatchFetch(`http://localhost${path}`, init as never)) as unknown as Response,
     { waitUntil: true },
   );
+
+  it("runs deliveries sent at once past the queue's concurrency to their end, each once", async () => {
+    // Six at once through the harness's two slots: four wait for a slot, and each must start in its own request
+    // (workerd ends a request's timers with it: one started in the request that freed the slot never finished).
+    const deliveries = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        createSignedDelivery({ secret: HARNESS_SECRET, type: 'leave.approved', data: LEAVE_APPROVED }),
+      ),
+    );
+    const statuses = await Promise.all(
+      deliveries.map(async ({ headers, body }) => {
+        const response = await mf!.dispatchFetch('http://localhost/webhooks/workforce', {
+          method: 'POST',
+          headers,
+          body,
+        });
+        await response.arrayBuffer();
+        return response.status;
+      }),
+    );
+    expect(statuses).toEqual(deliveries.map(() => 202));
+    const ids = deliveries.map((delivery) => delivery.event.id);
+    const finished = async (): Promise<string[]> => {
+      const state = (await (await mf!.dispatchFetch('http://localhost/handled')).json()) as Handled;
+      return state.finished.filter((id) => ids.includes(id)).sort();
+    };
+    // The handlers take 300 ms each, two at a time: a wide bound on a hang.
+    await eventually(async () => expect(await finished()).toEqual([...ids].sort()), {
+      tries: 600,
+      intervalMs: 100,
+    });
+  });
 
   it('serves examples/workers/worker.ts with its secret from env', async () => {
     const example = worker(await bundleWorker('workers/worker.ts'), {

@@ -70,8 +70,8 @@ describe('the memory queue on workerd', () => {
     onTestFinished(() => mf.dispose());
     const count = 6;
     let state = { finished: 0, handedOver: 0, settled: 0 };
-    // One delivery at a time, each settled before the next: every job starts in its own request (a job started from
-    // another request's turn lives by that request's context, which workerd may end first: README, Workers row).
+    // One delivery at a time, each settled before the next: this test is about timers (deliveries at once, past the
+    // queue's concurrency, are memory-queue-workerd-waiting-jobs.test.ts's).
     // Six jobs through two slots: before timers were called as workerd has them, the third never started.
     for (let i = 0; i < count; i++) {
       const delivery = await createSignedDelivery({ secret, type: 'leave.approved' });
