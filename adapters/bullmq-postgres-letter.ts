@@ -1,8 +1,8 @@
-// A dead letter of BullMQ's Postgres backend acted on in one transaction with its job's row locked: a replay or a
-// discard racing another finds what the first did, as the Redis scripts do in one step.
-// Internal: not a subpath of the package.
+// A job's row of BullMQ's Postgres backend acted on only under a lock: a dead letter in one transaction with its row
+// locked (a replay or a discard racing another finds what the first did), a running job's data under its attempt's
+// lock token, as the Redis scripts do in one step. Internal: not a subpath of the package.
 import type { Queue } from 'bullmq';
-import type { JobData } from './bullmq-job.js';
+import type { EventJob, JobData } from './bullmq-job.js';
 
 /**
  * What a Postgres letter's transaction needs of a `pg` pool: a client of its own.
@@ -68,4 +68,45 @@ export async function onLockedLetter(
     // A client whose transaction failed may be in any state: the pool drops it rather than hand it out again.
     client.release(broken);
   }
+}
+
+// Writes a running job's data while the attempt's token still holds it ($1 queue, $2 id, $3 data, $4 token). On this
+// backend a lock that lapsed keeps its token till another attempt takes the job (a new token) or a stalled check
+// sends it back to waiting (none), so the token alone tells the attempt that may write, as the lock and the active
+// list do on Redis.
+const WRITE_UNDER_LOCK =
+  "UPDATE job SET data = $3::jsonb WHERE queue = $1 AND id = $2 AND state = 'active' AND lock_token = $4 RETURNING id";
+
+/**
+ * Writes a running job's data on BullMQ's Postgres backend only while the attempt holding `token` still holds the job,
+ * so an older attempt, cut by a lost lock, never overwrites what the attempt that took the job over recorded: true
+ * when written, false when not that attempt's, undefined on another backend.
+ * @example
+ * const written = await writeDataUnderLock(job, token, { ...job.data, completed: [0] });
+ */
+export async function writeDataUnderLock(
+  job: EventJob,
+  token: string,
+  data: JobData,
+): Promise<boolean | undefined> {
+  // The worker that fetched the job (`Job.queue`, protected in BullMQ's types), and its backend: the Postgres one
+  // has a pool and runs its SQL through `query`, which waits for the schema and never settles once it is closing.
+  const { queue } = job as unknown as {
+    readonly queue: {
+      readonly backend?: {
+        readonly connection?: { readonly pool?: Partial<PgPool> };
+        query?(text: string, params: readonly unknown[]): Promise<{ rows: unknown[] }>;
+      };
+    };
+  };
+  const backend = queue.backend;
+  if (typeof backend?.connection?.pool?.connect !== 'function' || typeof backend.query !== 'function')
+    return undefined;
+  const { rows } = await backend.query(WRITE_UNDER_LOCK, [
+    job.queueName,
+    job.id,
+    JSON.stringify(data),
+    token,
+  ]);
+  return rows.length === 1;
 }

@@ -10,6 +10,7 @@ import { OrderingWait } from '../src/ordering-wait.js';
 import type { QueueHooks } from '../src/queue.js';
 import { keptError } from './bullmq-dead-letters.js';
 import { type EventJob, isEventData, type JobData } from './bullmq-job.js';
+import { writeDataUnderLock } from './bullmq-postgres-letter.js';
 import type { SuccessRecords } from './bullmq-success.js';
 import { runScript, script } from './redis-script.js';
 
@@ -26,8 +27,8 @@ end
 return 0`);
 
 // Writes the job's data as above, through the worker's connection: BullMQ's own commands for the job go there, so
-// the write lands in order with them. True when written. Another backend than Redis (Postgres) has no such script:
-// the data is written as BullMQ's `updateData` does.
+// the write lands in order with them. True when written. BullMQ's Postgres backend gets the same check on the job's
+// row and its lock token; any other is written as BullMQ's `updateData` does.
 const writeUnderLock = async (job: EventJob, token: string, data: JobData): Promise<boolean> => {
   // The worker that fetched the job (`Job.queue`, protected in BullMQ's types): its keys, and its backend's Redis
   // connection (where BullMQ's `updateData` takes it), which only the Redis backend has.
@@ -36,6 +37,8 @@ const writeUnderLock = async (job: EventJob, token: string, data: JobData): Prom
   };
   const connection = queue.backend?.client;
   if (connection === undefined) {
+    const written = await writeDataUnderLock(job, token, data);
+    if (written !== undefined) return written;
     await job.updateData(data);
     return true;
   }

@@ -114,7 +114,7 @@ export function createPostgresStore({
     (SELECT mark FROM ${names.ordering} WHERE record_key = $4 AND mark_until >= now()) AS watermark`;
   const ms = (value: number, fallback: number): number =>
     Math.max(1, Math.ceil(Number.isFinite(value) && value > 0 ? value : fallback));
-  const bound = createBoundPool({ pool, timeoutMs });
+  const bound = createBoundPool({ pool, timeoutMs, logger });
   const { query } = bound;
   const { cleanup, close } = createPostgresCleanup({
     pool: bound,

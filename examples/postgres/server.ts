@@ -17,8 +17,9 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
   process.exit(1);
 }
 
-// The pool's connections serve claims and the handlers' transactions: give it more than the queue's concurrency.
-const pool = new pg.Pool({ connectionString: databaseUrl, max: 20 });
+// The pool's connections serve claims and the handlers' transactions: give it more than the queue's concurrency,
+// and a connect timeout, so a host that stops answering (a firewall, a failover) cannot hold them for minutes.
+const pool = new pg.Pool({ connectionString: databaseUrl, max: 20, connectionTimeoutMillis: 5000 });
 pool.on('error', (error) => console.error('postgres:', error.message)); // a restart drops idle connections
 
 const store = createPostgresStore({ pool });
@@ -36,7 +37,7 @@ const receiver = createReceiver({
   store, // duplicates are seen by every instance
   queue: createBullmqQueue({
     backend: createPostgresBackend, // BullMQ's jobs in Postgres: a 202 survives a crash
-    connection: { connectionString: databaseUrl, migrate: true },
+    connection: { connectionString: databaseUrl, migrate: true, connectionTimeoutMillis: 5000 },
   }),
 });
 
