@@ -2,7 +2,7 @@
 // Internal: not a subpath of the package.
 import { Redis, type RedisOptions } from 'ioredis';
 import { WebhookError } from '../src/errors.js';
-import { type ConnectionError, connectionFailure } from './redis-connection.js';
+import { type ConnectionError, connectionFailure, withoutPassword } from './redis-connection.js';
 
 // ioredis's own reconnect delay (ms) after `times` tries, for when the user's retryStrategy gives none.
 const reconnectDelay = (times: number): number => Math.min(times * 50, 2000);
@@ -95,7 +95,10 @@ export function readiness(client: Redis): () => Promise<void> {
   const unavailable = (state: string, cause?: Error): WebhookError => {
     const known = cause ?? failure;
     const why = known instanceof Error ? `: ${connectionFailure(known, tls, reached).text}` : '';
-    return new WebhookError('queue_unavailable', `Redis is ${state}${why}`, { cause: known });
+    // A refused login's error carries the AUTH command's arguments: the password, never logged.
+    return new WebhookError('queue_unavailable', `Redis is ${state}${why}`, {
+      cause: withoutPassword(known),
+    });
   };
   return () => {
     if (client.status === 'ready') return Promise.resolve();

@@ -24,7 +24,14 @@ import { pacedWorker } from './bullmq-paced-worker.js';
 import { createJobRunner } from './bullmq-processor.js';
 import { replayLetter } from './bullmq-replay.js';
 import { SuccessRecords } from './bullmq-success.js';
-import { type ConnectionError, connectionFailure, isConnectionFailure } from './redis-connection.js';
+import {
+  type ConnectionError,
+  connectionFailure,
+  firstToSay,
+  isConnectionFailure,
+  readyAgain,
+  withoutPassword,
+} from './redis-connection.js';
 
 /** Options of `createBullmqQueue`. */
 export interface BullmqQueueOptions {
@@ -154,14 +161,14 @@ export function createBullmqQueue({
   // from each of the queue's connections, and a refused permission at every fetch: each kind is said once, with its
   // fix, until one of them is ready again; any other error each time. Logged once started; before that (a queue
   // only read, as by the dead-letters command) the failing calls say it, and BullMQ would print each with its stack.
-  const told = new Set<string>();
+  // Said once per kind of the Redis itself, whichever of its clients (the store's too) said it first.
   let reached = false;
   const tls = Boolean(producer?.options.tls);
-  const readyAgain = (): void => {
+  const reachedAgain = (): void => {
     reached = true;
-    told.clear();
+    if (producer !== undefined) readyAgain(producer);
   };
-  producer?.on('ready', readyAgain);
+  producer?.on('ready', reachedAgain);
   // An error that comes again and again, by kind, with its fix; undefined for any other.
   const recurring = (error: ConnectionError): { kind: string; text: string } | undefined => {
     if (!redis) return undefined;
@@ -177,11 +184,10 @@ export function createBullmqQueue({
     if (logger === undefined) return;
     const known = recurring(error);
     if (known === undefined) {
-      logger.warn({ err: error, queue: name }, 'workforce-webhooks: BullMQ error');
+      logger.warn({ err: withoutPassword(error), queue: name }, 'workforce-webhooks: BullMQ error');
       return;
     }
-    if (told.has(known.kind)) return;
-    told.add(known.kind);
+    if (producer !== undefined && !firstToSay(producer, known.kind)) return;
     logger.error(
       { kind: known.kind, queue: name },
       `workforce-webhooks: the queue's connection to Redis: ${known.text}`,
@@ -273,7 +279,7 @@ export function createBullmqQueue({
       workerClient = redis
         ? open({ maxRetriesPerRequest: null, enableOfflineQueue: true, commandTimeout: undefined })
         : undefined;
-      workerClient?.on('ready', readyAgain);
+      workerClient?.on('ready', reachedAgain);
       worker = new (pacedWorker(classes.Worker, runner))<JobData>(name, runner.processor, {
         connection: (workerClient ?? connection) as Redis,
         ...(prefix === undefined ? {} : { prefix }),

@@ -19,6 +19,30 @@ export const isConnectionFailure = (error: ConnectionError): boolean => {
   );
 };
 
+// The commands that log in: their arguments hold the password.
+const LOGIN = /^(auth|hello)$/i;
+
+// A refused login's error names the command that failed with its arguments, the password among them, and a logger
+// prints an error's own fields (and its cause's).
+/**
+ * `error` fit for a log: a refused login's (or a Cluster's whose `lastNodeError` is one) copied with its command's
+ * name only, any other value as it is.
+ * @example
+ * logger.error({ err: withoutPassword(error) }, 'the store could not claim the event');
+ */
+export const withoutPassword = <T>(error: T): T => {
+  if (!(error instanceof Error)) return error;
+  const { command, lastNodeError } = error as { command?: { name?: unknown }; lastNodeError?: unknown };
+  const login = typeof command?.name === 'string' && LOGIN.test(command.name);
+  const node = withoutPassword(lastNodeError);
+  if (!login && node === lastNodeError) return error;
+  const copy = Object.create(Object.getPrototypeOf(error), Object.getOwnPropertyDescriptors(error)) as Error;
+  const field = (value: unknown) => ({ value, enumerable: true, writable: true, configurable: true });
+  if (login) Object.defineProperty(copy, 'command', field({ name: command?.name, args: [] }));
+  if (node !== lastNodeError) Object.defineProperty(copy, 'lastNodeError', field(node));
+  return copy as T;
+};
+
 /**
  * Why a client cannot connect, said with the fix, by kind: a wrong password, host or port, TLS on one side only. Once
  * Redis was `reached`, a refused connection or a timeout is an outage the client rides out, said as such.
@@ -91,8 +115,46 @@ export interface Connection {
 // The connection each client's stores share: one listener per client, however many stores it serves.
 const connections = new WeakMap<object, Connection>();
 
+// The kinds of failure already said of each Redis, by address, across every client that reports through
+// `firstToSay` (each store's client, each of the queue's connections): a wrong password is one line, not one per
+// client trying it. A Cluster's are its client's own.
+const saidOf = new Map<string, Set<string>>();
+const saidOfCluster = new WeakMap<object, Set<string>>();
+const kindsSaid = (client: Redis | Cluster): Set<string> => {
+  const { host, port, path } = (client.options ?? {}) as { host?: string; port?: number; path?: string };
+  const known = client.isCluster ? saidOfCluster.get(client) : saidOf.get(path ?? `${host}:${port}`);
+  if (known !== undefined) return known;
+  const kinds = new Set<string>();
+  if (client.isCluster) saidOfCluster.set(client, kinds);
+  else saidOf.set(path ?? `${host}:${port}`, kinds);
+  return kinds;
+};
+
 /**
- * Says each kind of connection failure of `client` once, with its fix, until the client is ready again: a listener
+ * Whether the `kind` of connection failure is yet to be said of the Redis that `client` connects to: true once per
+ * kind and address, whichever client of the process asks, until one of them is ready again (`readyAgain`).
+ * @example
+ * if (firstToSay(client, kind)) logger.error({ kind }, `workforce-webhooks: ${text}`);
+ */
+export const firstToSay = (client: Redis | Cluster, kind: string): boolean => {
+  const kinds = kindsSaid(client);
+  if (kinds.has(kind)) return false;
+  kinds.add(kind);
+  return true;
+};
+
+/**
+ * Forgets what was said of `client`'s Redis, once a client of it is ready: the next failure is news again.
+ * @example
+ * client.on('ready', () => readyAgain(client));
+ */
+export const readyAgain = (client: Redis | Cluster): void => {
+  kindsSaid(client).clear();
+};
+
+/**
+ * Says each kind of connection failure of `client` once, with its fix, until a client of its Redis is ready again
+ * (another store's client, or a queue's connection, having said it counts): a listener
  * of the store's own, where ioredis prints an `error` nobody hears on every reconnect (every few seconds, no fix).
  * @example
  * const connection = watchConnection(client, logger); // connection.failure: the last one, till ready again
@@ -111,19 +173,16 @@ export const watchConnection = (client: Redis | Cluster, logger: Logger): Connec
   };
   connections.set(client, connection);
   if (typeof client.on !== 'function') return connection;
-  const told = new Set<string>();
   client.on('ready', () => {
     connection.failure = undefined;
     connection.reached = true;
-    told.clear();
+    readyAgain(client);
   });
   client.on('error', (error: ConnectionError) => {
     if (!(error instanceof Error)) return;
     connection.failure = error;
     const { kind, text } = connectionFailure(error, connection.tls, connection.reached);
-    if (told.has(kind)) return;
-    told.add(kind);
-    logger.error({ kind }, `workforce-webhooks: ${text}`);
+    if (firstToSay(client, kind)) logger.error({ kind }, `workforce-webhooks: ${text}`);
   });
   return connection;
 };

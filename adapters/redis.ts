@@ -3,7 +3,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { ConfigurationError, WebhookError } from '../src/errors.js';
 import { createConsoleLogger, type Logger } from '../src/logger.js';
 import { type ClaimResult, DEFAULT_DONE_TTL_MS, type DedupeStore } from '../src/store.js';
-import { connectionFailure, watchConnection } from './redis-connection.js';
+import { connectionFailure, watchConnection, withoutPassword } from './redis-connection.js';
 import { createRedisOrdering } from './redis-ordering.js';
 import { runScript, type Script, script } from './redis-script.js';
 
@@ -26,8 +26,8 @@ export interface RedisStoreOptions {
   readonly leaseMs?: number;
   /**
    * Where the client's connection failures are said, with the fix (a wrong password, host or port, TLS on one side
-   * only), once each until the client is ready again; the first store made on a client says them. Default: the
-   * console; `silentLogger` drops them.
+   * only), once each per Redis address until a client of it is ready again; the first store to hear one says it.
+   * Default: the console; `silentLogger` drops them.
    */
   readonly logger?: Logger;
 }
@@ -130,7 +130,9 @@ export function createRedisStore({
   // is closed." while Redis itself may be up; a client that cannot connect fails it with "Reached the max retries";
   // a Redis user whose ACL keeps it from the store's commands, or a replica's address, fails every claim however
   // long the app waits.
-  const explained = (error: unknown): unknown => {
+  const explained = (failed: unknown): unknown => {
+    // A refused login's error carries the password (its command's arguments): never handed on to a log with it.
+    const error = withoutPassword(failed);
     if (client.status === 'end')
       return new WebhookError(
         'store_unavailable',
@@ -202,6 +204,11 @@ export function createRedisStore({
 
   return {
     async claim(id, lease, orderingKey) {
+      // The client cannot connect (it said why): the claim fails now, with why and the fix, rather than waiting in
+      // the client's offline queue for its next try, which comes later and later (its retryStrategy) until it
+      // outlasts storeTimeoutMs and every delivery waits that long to be logged as a bare outage.
+      const { failure } = connection;
+      if (failure !== undefined && client.status !== 'ready') throw explained(failure);
       const token = crypto.randomUUID();
       // NX with GET (Redis 7.0+): sets when absent and returns nil, else returns what is there, atomically.
       const claimed = client.call('SET', prefix + id, token, 'NX', 'PX', ms(lease, leaseMs), 'GET');

@@ -22,11 +22,21 @@ export interface Claims {
   /** Gives the claim up, so the sender's retry can take it. */
   release(id: string, token: string): Promise<void>;
   /**
-   * Renews the lease every third of it (and at once, with `now`) until the returned function is called. A renewal
-   * that finds the claim taken by another delivery stops, logs at error level and calls `lost` with a `lease_lost`
-   * error. A `complete` or `release` of the claim is sent once the renewal in flight (if any) has landed.
+   * Renews the lease a third of it after it was last written (`since`, `performance.now()` time: when the call that
+   * wrote it was sent; else from now), and at once with `now`, until the returned function is called; a failed
+   * renewal is tried again a sixth of it after it was sent. A renewal that finds the claim taken by another delivery
+   * stops, logs at error level and calls `lost` with a `lease_lost` error. With `since`, renewals that keep failing
+   * until the lease's last tenth (at most 1 s) stop too, and call `lost` with a `store_unavailable` error, before
+   * another delivery can take the lapsed claim. A `complete` or `release` of the claim is sent once the renewal in
+   * flight (if any) has landed.
    */
-  keep(id: string, token: string, lost: (reason: WebhookError) => void, now?: boolean): () => void;
+  keep(
+    id: string,
+    token: string,
+    lost: (reason: WebhookError) => void,
+    now?: boolean,
+    since?: number,
+  ): () => void;
   /**
    * Resolves once no claim, done mark or release is in flight, each bounded by the deadline; a call that starts
    * another as it ends (a claim that lands after close began, and its release) is waited for too.
@@ -166,38 +176,88 @@ export function createClaims({
       );
     },
     release,
-    keep(id, token, lost, now = false) {
+    keep(id, token, lost, now = false, since = undefined) {
       let stopped = false;
-      const renew = (): void => {
-        call(() => {
-          const sent = store.renew(id, token, leaseMs);
-          renewed(id, token, sent);
-          return sent;
-        }).then(
-          (held) => {
-            if (held || stopped) return;
-            stop();
-            logger.error(
-              { eventId: id },
-              'workforce-webhooks: the lease was lost to another delivery while handlers ran; their signal is aborted',
-            );
-            lost(
-              new WebhookError(
-                'lease_lost',
-                'the claim on this event was taken by another delivery (its lease lapsed); stop and leave the event to it',
-              ),
-            );
-          },
-          // A store that cannot be reached is tried again at the next renewal: the lease may still hold.
-          (error) => logger.warn({ eventId: id, err: error }, 'workforce-webhooks: lease renewal failed'),
-        );
-      };
-      const timer = setInterval(renew, leaseMs / 3);
-      if (now) renew();
+      // When the lease was last written, at the latest (a call's send time: the store wrote it after that).
+      let written = since ?? performance.now();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      // Armed while a renewal is pending or failing: the moment, before the lease can end, the handlers are stopped.
+      let lapse: ReturnType<typeof setTimeout> | undefined;
       const stop = (): void => {
         stopped = true;
-        clearInterval(timer);
+        clearTimeout(timer);
+        clearTimeout(lapse);
       };
+      const after = (at: number): void => {
+        timer = setTimeout(renew, Math.max(0, at - performance.now()));
+      };
+      // Checked again a turn later, after that turn's I/O: a timer late because a handler held the event loop must
+      // not stop a run whose renewal's answer is already in, waiting to be read behind it.
+      const lapsed = (): void => {
+        const armed = lapse;
+        setTimeout(() => {
+          if (stopped || lapse !== armed) return;
+          stop();
+          logger.error(
+            { eventId: id },
+            "workforce-webhooks: the lease could not be renewed before it lapsed (the store did not answer); the handlers' signal is aborted, and the event is tried again",
+          );
+          lost(
+            new WebhookError(
+              'store_unavailable',
+              'the lease on this event could not be renewed before it lapsed (the store did not answer): stop before another delivery takes it; the event is tried again',
+            ),
+          );
+        }, 0);
+      };
+      const renew = (): void => {
+        if (stopped) return;
+        const sent = performance.now();
+        const endsAt = written + leaseMs - Math.min(leaseMs / 10, 1000);
+        // A renewal sent after that (a handler held the event loop) decides by itself: it takes the lapsed lease
+        // back while nobody took the id, or finds it taken.
+        if (lapse === undefined && since !== undefined && sent < endsAt)
+          lapse = setTimeout(lapsed, endsAt - sent);
+        call(() => {
+          const pending = store.renew(id, token, leaseMs);
+          renewed(id, token, pending);
+          return pending;
+        }).then(
+          (held) => {
+            if (stopped) return;
+            if (!held) {
+              stop();
+              logger.error(
+                { eventId: id },
+                'workforce-webhooks: the lease was lost to another delivery while handlers ran; their signal is aborted',
+              );
+              lost(
+                new WebhookError(
+                  'lease_lost',
+                  'the claim on this event was taken by another delivery (its lease lapsed); stop and leave the event to it',
+                ),
+              );
+              return;
+            }
+            written = Math.max(written, sent);
+            clearTimeout(lapse);
+            lapse = undefined;
+            after(written + leaseMs / 3);
+          },
+          // A store that cannot be reached is tried again soon, not a third later: two failures in a row would
+          // otherwise leave one try before the lease lapses. The lease may still hold.
+          (error) => {
+            if (stopped) return;
+            logger.warn({ eventId: id, err: error }, 'workforce-webhooks: lease renewal failed');
+            // Past the lease's last tenth with no renewal pending a lapse (one sent late, after a held event loop,
+            // that failed): the lease may be gone.
+            if (since !== undefined && lapse === undefined && performance.now() >= endsAt) lapsed();
+            after(sent + leaseMs / 6);
+          },
+        );
+      };
+      if (now) renew();
+      else after(written + leaseMs / 3);
       return stop;
     },
     async settled() {

@@ -155,15 +155,20 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
     async run(job, token) {
       const id = job.event.id;
       // The answer's deadline counts from the claim, not from here: the sender's 10 s ran while a slow store took it.
-      const budgetMs = Math.max(0, ackDeadlineMs - claims.took(token));
+      const tookMs = claims.took(token);
+      const budgetMs = Math.max(0, ackDeadlineMs - tookMs);
+      // The lease was written while the claim was under way: its renewals count from the claim's start, not from here.
+      const since = performance.now() - tookMs;
       // Its claim came back after close() began (a store round trip): nothing starts now, the sender retries.
       if (closed) {
         await claims.release(id, token);
         return answers.unavailable.shutting_down;
       }
       const attempt = startAttempt(process, job, { attempt: 1, timeoutMs: handlerTimeoutMs });
-      // A lease found taken by another delivery aborts the handlers' signal: they stop, and nothing is handed on.
-      const stopRenewing = claims.keep(id, token, (reason) => attempt.abort(reason));
+      // A lease found taken by another delivery aborts the handlers' signal: they stop, and nothing is handed on. One
+      // the store let lapse (renewals failing) aborts it too, before another delivery can take it: a failure, handed
+      // to the queue past the 202.
+      const stopRenewing = claims.keep(id, token, (reason) => attempt.abort(reason), false, since);
       const outcome = attempt.done.then(
         () => OK,
         (error: unknown): Outcome => ({ ok: false, error, completed: attempt.completed }),

@@ -41,7 +41,8 @@ export function leaveRetries({
     left: () => void,
   ): void => {
     let delay = Math.min(FIRST_RETRY_MS, longest);
-    let waited = 0;
+    // From the first refusal on, each try's own time included: a silent store makes each try last its deadline.
+    const began = performance.now();
     pending += 1;
     const ended = (): void => {
       pending -= 1;
@@ -59,6 +60,7 @@ export function leaveRetries({
         .then(ended, failed);
     };
     const failed = (): void => {
+      const waited = performance.now() - began;
       if (waited >= maxWaitMs) {
         logger.error(
           { eventId },
@@ -73,9 +75,8 @@ export function leaveRetries({
         Promise.resolve()
           .then(() => store.renew(orderingKey, eventId, runId, leaseMs))
           .catch(() => {});
-      const timer = setTimeout(again, delay);
+      const timer = setTimeout(again, Math.min(delay, maxWaitMs - waited));
       timer.unref?.();
-      waited += delay;
       delay = Math.min(delay * 2, longest);
     };
     failed();
