@@ -21,6 +21,9 @@ const SERVICE_AGENT = /^Svc-Webhooks\//i;
 // JSON's whitespace (RFC 8259: space, tab, line feed, carriage return), and the `{` an envelope opens with.
 const WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
 const OPEN_BRACE = 0x7b;
+// The largest body whose envelope an unsigned request is parsed to find: the service's envelopes are a few hundred
+// bytes (ids, a type, dates), and a flood of unsigned bodies up to maxBodyBytes must not cost a whole parse each.
+const MAX_SNIFFED_BODY_BYTES = 64 * 1024;
 
 /** The `apiVersion` this package was written against. */
 export const CURRENT_API_VERSION = '2026-10-15';
@@ -69,8 +72,8 @@ export function parseEvent(body: Uint8Array, headers?: HeadersInput): WorkforceE
 
 /**
  * Whether a request refused for its signature header is the service's own or a faithful test's: its `User-Agent`,
- * one of its `Svc-Event-Id` / `Svc-Event-Type` / `Svc-Delivery-Id` headers, or an event envelope as body (a
- * scanner's bare POST has none).
+ * one of its `Svc-Event-Id` / `Svc-Event-Type` / `Svc-Delivery-Id` headers, or an event envelope of at most 64 KiB
+ * as body (a scanner's bare POST has none; a larger body is not parsed to learn it).
  * @example
  * if (isServiceDelivery(body, req.headers)) report.refused('missing_signature');
  */
@@ -83,7 +86,9 @@ export function isServiceDelivery(body: Uint8Array, headers: HeadersInput): bool
   )
     return true;
   // Every custom header stripped (some proxies forward only a known list): the body still says whose it is. A body
-  // that does not open with `{` (a form, a page, nothing) is no envelope, and is not decoded to learn it.
+  // that does not open with `{` (a form, a page, nothing) is no envelope, and is not decoded to learn it; nor is one
+  // far larger than any envelope the service sends.
+  if (body.byteLength > MAX_SNIFFED_BODY_BYTES) return false;
   let at = 0;
   while (at < body.byteLength && WHITESPACE.has(body[at]!)) at++;
   if (body[at] !== OPEN_BRACE) return false;

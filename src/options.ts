@@ -23,7 +23,7 @@ export interface ReceiverOptions {
    * each delivery. Unset (a build without it) is allowed: deliveries are then answered 500 `not_configured`.
    */
   readonly secret: SecretOption;
-  /** Largest allowed clock difference with the signature's `t`, both ways. Default 300. */
+  /** Largest allowed clock difference with the signature's `t`, both ways. Default 300; at most 3600. */
   readonly toleranceSeconds?: number;
   /** The clock, in milliseconds like `Date.now`. */
   readonly now?: () => number;
@@ -58,7 +58,10 @@ export interface ReceiverOptions {
   readonly storeTimeoutMs?: number;
   /** Deadline of `queue.enqueue`: past it the delivery is answered 503 `queue_unavailable`. Default 2000. */
   readonly queueTimeoutMs?: number;
-  /** How long a done id is remembered. Default 72 h (longer than the sender's two days of retries). */
+  /**
+   * How long a done id is remembered. Default 72 h (longer than the sender's two days of retries); more than the
+   * 2 × `toleranceSeconds` a signature is taken for, so a replay of a done delivery is never run again.
+   */
   readonly doneTtlMs?: number;
   /** A read-API client (`createApiClient` from `workforce-webhooks/api`), handed to handlers as `ctx.api`. */
   readonly api?: ApiClient;
@@ -96,10 +99,45 @@ const TIMER_OPTIONS: ReadonlySet<string> = new Set([
 ]);
 // The service's answer time (spec rule 2): a later answer counts as a failed delivery, and the event is sent again.
 const SENDER_ANSWER_MS = 10_000;
+// The replay window: the spec's reference receiver allows 300 s, and an hour is already generous. A larger value is a
+// number of milliseconds written in seconds (300000 for 300 s is 83 h), which would let a captured delivery be
+// replayed for days.
+const MAX_TOLERANCE_SECONDS = 3600;
 // What the receiver calls on a store and a queue (the optional members of DedupeStore and EventQueue aside).
 const STORE_METHODS = ['claim', 'complete', 'release', 'renew'] as const;
 const QUEUE_METHODS = ['start', 'enqueue', 'deadLetters', 'replay', 'discard', 'close'] as const;
 const LOGGER_METHODS = ['debug', 'info', 'warn', 'error'] as const;
+// Every option's name, at run time: where nothing checks types (plain JavaScript, a config object spread in), a
+// misspelt one (`toleranceMs`, `ackDeadline`) would be left unread without a word.
+const OPTION_NAMES = [
+  'secret',
+  'toleranceSeconds',
+  'now',
+  'store',
+  'queue',
+  'mode',
+  'ackDeadlineMs',
+  'handlerTimeoutMs',
+  'maxBodyBytes',
+  'bodyTimeoutMs',
+  'logger',
+  'onDeadLetter',
+  'leaseMs',
+  'storeTimeoutMs',
+  'queueTimeoutMs',
+  'doneTtlMs',
+  'api',
+  'ordering',
+  'onStale',
+  'telemetry',
+] as const satisfies readonly (keyof ReceiverOptions)[];
+// Every option of the interface is in the list: one added there and not here fails to compile.
+const everyOption: [Exclude<keyof ReceiverOptions, (typeof OPTION_NAMES)[number]>] extends [never]
+  ? true
+  : never = true;
+void everyOption;
+const KNOWN_OPTIONS: ReadonlySet<string> = new Set(OPTION_NAMES);
+const OPTION_SHAPE = /^[A-Za-z_$][\w$]{0,39}$/;
 
 // A given value in an error message: numbers and strings as written, anything else by its kind (never its content).
 const shown = (value: unknown): string =>
@@ -163,6 +201,21 @@ function checkedLogger(logger: unknown): Logger {
   );
 }
 
+// Refused, not said: each widens what a captured delivery can do when replayed, and nothing at delivery time shows it.
+function checkReplayWindow(toleranceSeconds: number, doneTtlMs: number): void {
+  if (toleranceSeconds > MAX_TOLERANCE_SECONDS)
+    throw new ConfigurationError(
+      `toleranceSeconds must be at most ${MAX_TOLERANCE_SECONDS} seconds, got ${toleranceSeconds} (milliseconds? ${toleranceSeconds} ms is toleranceSeconds: ${toleranceSeconds / 1000}): a signature ${toleranceSeconds} s old would be taken, so a captured delivery could be replayed for ${Math.round(toleranceSeconds / 360) / 10} h. Fix: leave toleranceSeconds unset (300, the spec's), or give it in seconds`,
+    );
+  // A signature is taken from toleranceSeconds before its `t` to toleranceSeconds after: an id forgotten within that
+  // window lets a replay of the delivery run its handlers again.
+  const windowMs = 2 * toleranceSeconds * 1000;
+  if (doneTtlMs <= windowMs)
+    throw new ConfigurationError(
+      `doneTtlMs must be longer than the ${windowMs} ms a signature is taken for (toleranceSeconds before and after its time), got ${doneTtlMs}: an event id forgotten while its signature is still taken lets a replay of the delivery run its handlers again. Fix: leave doneTtlMs unset (72 h, longer than the service's two days of retries), or give it in milliseconds`,
+    );
+}
+
 /**
  * Applies the defaults and throws a `ConfigurationError` for options that cannot work.
  * @example
@@ -193,7 +246,8 @@ export function resolveOptions(options: ReceiverOptions): ResolvedOptions {
     onStale,
     telemetry,
   } = options;
-  if (mode !== 'queue' && mode !== 'inline') throw new ConfigurationError(`mode must be 'queue' or 'inline'`);
+  if (mode !== 'queue' && mode !== 'inline')
+    throw new ConfigurationError(`mode must be 'queue' or 'inline', got ${shown(mode)}`);
   // Checked before the defaults that use it: the memory store and the console logger read the clock.
   checkFunction('now', now, false);
   const numbers = {
@@ -208,6 +262,7 @@ export function resolveOptions(options: ReceiverOptions): ResolvedOptions {
     queueTimeoutMs,
   };
   for (const [name, value] of Object.entries(numbers)) checkNumber(name, value);
+  checkReplayWindow(toleranceSeconds, doneTtlMs);
   checkFunction('onDeadLetter', onDeadLetter, true);
   checkFunction('onStale', onStale, true);
   checkObject(
@@ -220,6 +275,22 @@ export function resolveOptions(options: ReceiverOptions): ResolvedOptions {
   const store = givenStore === undefined ? createMemoryStore({ now }) : checkedStore(givenStore);
   const queue = givenQueue === undefined ? createMemoryQueue() : checkedQueue(givenQueue);
   const logger = givenLogger === undefined ? createConsoleLogger({ now }) : checkedLogger(givenLogger);
+  // Said, not refused: a config object may carry more than the receiver's options.
+  // Names only of an identifier's shape: a key is the app's text, and logged it must not carry anything else.
+  const unknown = Object.keys(options)
+    .filter((name) => !KNOWN_OPTIONS.has(name))
+    .map((name) => (OPTION_SHAPE.test(name) ? name : '(a name not shown)'));
+  if (unknown.length > 0)
+    logger.warn(
+      { options: unknown },
+      `workforce-webhooks: createReceiver does not know the option${unknown.length === 1 ? '' : 's'} ${unknown.map((name) => `\`${name}\``).join(', ')}, and ignores ${unknown.length === 1 ? 'it' : 'them'}. Fix: spell ${unknown.length === 1 ? 'it as one' : 'each as one'} of ${OPTION_NAMES.join(', ')}`,
+    );
+  // Said, not refused: it is harmless, but whoever set it expects events skipped as stale, and none ever is.
+  if (onStale !== undefined && ordering === undefined)
+    logger.warn(
+      {},
+      "workforce-webhooks: onStale is set but ordering is off, so no event is ever skipped as stale and onStale is never called. Fix: turn ordering on (ordering: {}, see the README's Ordering), or remove onStale",
+    );
   // Said, not refused: the run still ends once, only its delivery is counted failed and sent again (then a duplicate).
   if (mode === 'inline' && ackDeadlineMs >= SENDER_ANSWER_MS)
     logger.warn(

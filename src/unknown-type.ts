@@ -57,10 +57,11 @@ export function unknownType<const T extends string>(type: T): UnknownEventType<T
 }
 
 /**
- * The warning for an `on()` pattern one or two keystrokes from a type (or `prefix.*`) the service sends, whose
- * deliveries would be answered 200 ignored; undefined for any other pattern, for one marked with `unknownType`, and
- * when `handled` (optional) says a type meant already has a handler: the pattern is then a name of the app's own
- * beside it (`employer.*` beside `employee.*`), and the warning's every claim would be false.
+ * The warning for an `on()` pattern one or two keystrokes from a type (or `prefix.*`) the service sends, or a prefix
+ * of its types without `.*` (`leave`), whose deliveries would be answered 200 ignored; undefined for any other
+ * pattern, for one marked with `unknownType`, and when `handled` (optional) says a type meant already has a handler:
+ * the pattern is then a name of the app's own beside it (`employer.*` beside `employee.*`), and the warning's every
+ * claim would be false.
  * @example
  * typoWarning('leave.aproved'); // "... did you mean 'leave.approved'? ..."
  */
@@ -70,14 +71,18 @@ export function typoWarning(pattern: string, handled?: (type: string) => boolean
   const name = wildcard ? pattern.slice(0, -2) : pattern;
   const known: readonly string[] = wildcard ? SPEC_PREFIXES : SPEC_TYPES;
   if (known.includes(name)) return undefined;
-  const near = nearest(name.toLowerCase(), known);
+  // A prefix the service's types share, written without `.*` (`on('leave', ...)`), is taken as an exact type that is
+  // never sent: it means the wildcard.
+  const prefix = wildcard ? undefined : SPEC_PREFIXES.find((spec) => spec === name.toLowerCase());
+  const near = prefix ?? nearest(name.toLowerCase(), known);
   if (near === undefined) return undefined;
+  const meantPrefix = wildcard || prefix !== undefined;
   if (
     handled !== undefined &&
-    (wildcard ? SPEC_TYPES.filter((type) => type.startsWith(`${near}.`)) : [near]).some(handled)
+    (meantPrefix ? SPEC_TYPES.filter((type) => type.startsWith(`${near}.`)) : [near]).some(handled)
   )
     return undefined;
-  const meant = wildcard ? `${near}.*` : near;
+  const meant = meantPrefix ? `${near}.*` : near;
   return `workforce-webhooks: on('${pattern}') names no event type the service sends: did you mean '${meant}'? Deliveries of '${meant}' are answered 200 ignored (the service does not retry them) and this handler never runs. Fix: on('${meant}', ...); a type the service sends that the map does not name yet is let in with on(unknownType('${pattern}'), ...)`;
 }
 
