@@ -75,14 +75,16 @@ export function createAttendanceApi(get: Transport): AttendanceApi {
     );
   return {
     listRecords,
-    iterateRecords: (params = {}, options) => iteratePages((p) => listRecords(p, options), params),
+    iterateRecords: (params = {}, options) =>
+      iteratePages((p) => listRecords(p, options), params, 'GET /v1/attendance/list'),
     async getReport(id, options) {
       return get(`/v1/attendance/report/${uuid('id', id)}`, '', options, (value, field) =>
         withDates<AbsenceReport>(value, field, ['reportDate']),
       );
     },
     listExceptions,
-    iterateExceptions: (params = {}, options) => iteratePages((p) => listExceptions(p, options), params),
+    iterateExceptions: (params = {}, options) =>
+      iteratePages((p) => listExceptions(p, options), params, 'GET /v1/attendance/exceptions'),
     async getException(id, options) {
       return get(`/v1/attendance/exceptions/${uuid('id', id)}`, '', options, exception);
     },

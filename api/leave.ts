@@ -118,7 +118,8 @@ export function createLeaveApi(get: Transport): LeaveApi {
     );
   return {
     listRequests,
-    iterateRequests: (params = {}, options) => iteratePages((p) => listRequests(p, options), params),
+    iterateRequests: (params = {}, options) =>
+      iteratePages((p) => listRequests(p, options), params, 'GET /v1/leaverequest/list'),
     async getRequest(id, options) {
       const path = `/v1/leaverequest/details/${encodeURIComponent(uuid('id', id))}`;
       return get(path, '', options, readLeaveRequest<LeaveRequestDetails>);
@@ -131,6 +132,7 @@ export function createLeaveApi(get: Transport): LeaveApi {
       return get('/v1/leavebalance/get-leave-balance', query, options, readLeaveBalance);
     },
     listTypes,
-    iterateTypes: (params = {}, options) => iteratePages((p) => listTypes(p, options), params),
+    iterateTypes: (params = {}, options) =>
+      iteratePages((p) => listTypes(p, options), params, 'GET /v1/leavetype/list'),
   };
 }

@@ -52,12 +52,15 @@ export const sleep: Sleep = (ms, signal) =>
 /** The slots of one scope: requests in flight, and when the finished ones finished (oldest first). */
 interface Slots {
   inFlight: number;
+  /** On the limiter's clock, `now`. */
   readonly finished: number[];
+  /** The same moments on the process's monotonic clock, `performance.now()`. */
+  readonly finishedElapsed: number[];
   /** Waiters to wake when a request in flight finishes. */
   readonly waiters: Set<() => void>;
 }
 
-const newSlots = (): Slots => ({ inFlight: 0, finished: [], waiters: new Set() });
+const newSlots = (): Slots => ({ inFlight: 0, finished: [], finishedElapsed: [], waiters: new Set() });
 
 // Keyed by the clock first: times taken on one clock mean nothing on another (a test's injected one).
 const shared = new WeakMap<() => number, Map<string, Slots>>();
@@ -106,7 +109,16 @@ export function createRateLimiter({
         // as answered now, so the wait for a slot stays within one interval instead of growing by the step. Times
         // are oldest first: this stops at the first one not in the future, one comparison in the usual case.
         for (let i = 0; i < slots.finished.length && slots.finished[i]! > at; i++) slots.finished[i] = at;
-        while (slots.finished.length > 0 && slots.finished[0]! + intervalMs <= at) slots.finished.shift();
+        // A request leaves the window once an interval has passed on either clock: `now` (a test moves it to skip the
+        // wait) or real time, so a `now` held still (a test's fixed clock) waits one interval, not for ever.
+        const elapsed = performance.now();
+        while (
+          slots.finished.length > 0 &&
+          (slots.finished[0]! + intervalMs <= at || slots.finishedElapsed[0]! + intervalMs <= elapsed)
+        ) {
+          slots.finished.shift();
+          slots.finishedElapsed.shift();
+        }
         if (slots.inFlight + slots.finished.length < requests) {
           slots.inFlight++;
           let released = false;
@@ -115,6 +127,7 @@ export function createRateLimiter({
             released = true;
             slots.inFlight--;
             slots.finished.push(now());
+            slots.finishedElapsed.push(performance.now());
             for (const wake of slots.waiters) wake();
           };
         }

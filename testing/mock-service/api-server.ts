@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { attendanceRoutes } from './attendance-routes.js';
 import { leaveRoutes } from './leave-routes.js';
 import { MockApiFailure, readQuery } from './query.js';
+import { createMockRateLimit } from './rate-limit.js';
 import type { Route } from './route.js';
 import type { MockState } from './state.js';
 
@@ -37,24 +38,27 @@ export function createApiServer({
     throw new RangeError(
       `workforce-webhooks mock: rateLimit must be a number of requests a minute above 0 (Infinity for no limit), got ${String(rateLimit)}`,
     );
-  const calls = new Map<string, number[]>();
+  const limiter = createMockRateLimit({ limit: rateLimit, windowMs: rateLimitWindowMs, now });
 
   const answer = (
     req: IncomingMessage,
   ): { status: number; headers?: Record<string, string>; data: unknown } => {
     const url = new URL(req.url ?? '/', 'http://mock.invalid');
-    if (req.method !== 'GET') throw new MockApiFailure(405, 'method_not_allowed', 'every endpoint uses GET');
+    // RFC 9110 section 15.5.6: a 405 names the methods the resource does allow, in an Allow header.
+    if (req.method !== 'GET')
+      return {
+        status: 405,
+        headers: { allow: 'GET' },
+        data: failure('method_not_allowed', 'every endpoint uses GET'),
+      };
     // The spec does not show the answer to a missing or unknown key: the mock says 401, and 403 for a
     // key without the endpoint's permission, both in the envelope with isSuccessful false.
     const match = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
     const key = state.apiKeys.find((k) => k.key === match?.[1]);
     if (key === undefined)
       throw new MockApiFailure(401, 'unauthorized', 'send Authorization: Bearer <API_KEY> with a valid key');
-    const at = now();
-    const recent = (calls.get(key.key) ?? []).filter((t) => t > at - rateLimitWindowMs);
-    calls.set(key.key, recent);
-    if (recent.length >= rateLimit) {
-      const retryAfter = Math.max(1, Math.ceil((recent[0]! + rateLimitWindowMs - at) / 1000));
+    const retryAfter = limiter.take(key.key);
+    if (retryAfter !== undefined) {
       // The spec does not show the status of a rate-limited answer; 429 is the usual one.
       return {
         status: 429,
@@ -65,7 +69,6 @@ export function createApiServer({
         ),
       };
     }
-    recent.push(at);
     for (const route of routes) {
       const found = route.pattern.exec(url.pathname);
       if (found === null) continue;

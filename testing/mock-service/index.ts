@@ -28,7 +28,9 @@ export interface MockServiceOptions extends SenderOptions {
   readonly today?: string;
   /**
    * The clock of the rate limit and of event times, in milliseconds like `Date.now`. Two events never share a time:
-   * one that would (a fixed clock, one tick) gets a millisecond more than the last, so a record's events order.
+   * one that would (a fixed clock, one tick) gets a millisecond more than the last, so a record's events order. A
+   * call also leaves the rate limit's minute once a minute has passed in real time, so a clock held still does not
+   * refuse every call after the limit for ever.
    */
   readonly now?: () => number;
   /** Requests per key per minute, above 0; default 300 (spec "Limits"). */
@@ -72,7 +74,10 @@ export interface MockService {
    * (an attempt waiting for its answer ends as it would, without a retry), so `settled()` no longer waits for them.
    */
   unsubscribe(id: string): boolean;
-  /** Sends any event to every subscription that chose it. */
+  /**
+   * Sends any event to every subscription that chose it; rejects with a TypeError, before anything is sent, a type
+   * that is not printable ASCII without spaces (it is a header) and data that is not an object.
+   */
   emit(type: string, data: Record<string, unknown>, options?: EmitOptions): Promise<Emission>;
   /** The settings page's Test action: a `webhook.test` event. */
   sendTest(options?: EmitOptions): Promise<Emission>;
@@ -210,7 +215,20 @@ export async function createMockService(options: MockServiceOptions = {}): Promi
       sender.forget(id);
       return true;
     },
-    emit: (type, data, options) => emit(type, data, options),
+    async emit(type, data, options) {
+      // Sent as the Svc-Event-Type header: a type no header can carry (a newline, a space, a non-ASCII letter) would
+      // fail every attempt with a TypeError blamed on the endpoint, and be retried for two days.
+      if (typeof type !== 'string' || !/^[\x21-\x7e]+$/.test(type))
+        throw new TypeError(
+          `workforce-webhooks mock: the event type must be printable ASCII without spaces (it is sent as the Svc-Event-Type header), got ${JSON.stringify(type)}; give a type such as 'leave.approved'`,
+        );
+      // Spec "Delivery format": data is an object; any other would be refused by every receiver, and retried.
+      if (typeof data !== 'object' || data === null || Array.isArray(data))
+        throw new TypeError(
+          `workforce-webhooks mock: the event data must be an object (spec "Delivery format"), got ${Array.isArray(data) ? 'an array' : String(data)}; give {} for none`,
+        );
+      return emit(type, data, options);
+    },
     sendTest: (options) => emit('webhook.test', {}, options),
     requestLeave: async (input, options) =>
       emitChange((at) => triggers.requestLeave(state, input, at), options),

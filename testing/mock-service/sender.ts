@@ -19,7 +19,12 @@ export interface Subscription {
 
 /** Misbehaviour on request: a second copy (new delivery id), a batch sent in reverse, a wrong signature. */
 export interface DeliveryFaults {
-  readonly duplicate?: boolean;
+  /**
+   * A second copy of each delivery, with a new delivery id: `true` sends it once the first attempt has ended (a
+   * redelivery); `'concurrent'` sends both at once, as when the service sends an event again while the endpoint is
+   * still on the first copy (spec rule 2: a late answer counts as a failure and the event is sent again).
+   */
+  readonly duplicate?: boolean | 'concurrent';
   /** Events emitted in the same tick are delivered last first. */
   readonly reorder?: boolean;
   readonly badSignature?: boolean;
@@ -151,7 +156,7 @@ export function createSender({
   fetch: fetchImpl = globalThis.fetch,
   onAttempt,
 }: SenderOptions = {}): Sender {
-  checkSenderOptions(timeoutMs, retryScheduleMs);
+  checkSenderOptions(timeoutMs, retryScheduleMs, version);
   const attempts: DeliveryAttempt[] = [];
   // Each scheduled retry, with the subscription it is for.
   const timers = new Map<ReturnType<typeof setTimeout>, string>();
@@ -274,9 +279,14 @@ export function createSender({
       for (const to of targets) {
         // Unsubscribed between the emission and this tick's batch.
         if (forgotten.has(to.id)) continue;
-        first.push(await attempt(event, body, to, crypto.randomUUID(), 1, faults));
         // A duplicate is a redelivery: same event id, a new delivery id.
-        if (faults.duplicate) first.push(await attempt(event, body, to, crypto.randomUUID(), 1, faults));
+        const copy = (): Promise<DeliveryAttempt> => attempt(event, body, to, crypto.randomUUID(), 1, faults);
+        // Both in flight together: a check-then-insert dedupe that passes one copy after the other fails here.
+        if (faults.duplicate === 'concurrent') first.push(...(await Promise.all([copy(), copy()])));
+        else {
+          first.push(await copy());
+          if (faults.duplicate) first.push(await copy());
+        }
       }
       done(first);
     }
