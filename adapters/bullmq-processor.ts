@@ -62,6 +62,13 @@ export interface JobRunner {
   lockLost(ids: readonly string[], tokens: readonly string[]): void;
   /** True while an attempt of job `id` runs here: its lock is renewed until its processor returns. */
   holds(id: string): boolean;
+  /** BullMQ recorded the failure of `job`'s attempt (its `failed` event): the queue counts it, not `shutDown`. */
+  recorded(job: EventJob): void;
+  /**
+   * Counts as a retry each attempt the shutdown cut short whose failure BullMQ never recorded (its connections were
+   * dropped, or Redis was away): the job stays stored, and another instance runs it again.
+   */
+  shutDown(): void;
 }
 
 /**
@@ -96,9 +103,20 @@ export function createJobRunner({
   const jobs = new Map<string, EventJob>();
   // Jobs whose attempt failed and writes its record: a handler that succeeds late writes nothing over it.
   const failing = new WeakSet<EventJob>();
+  // The attempts the shutdown aborted, and the jobs of those that failed for it, each with its count, until BullMQ
+  // records the failure (its `failed` event counts it then: a retry or a dead letter). One whose failure BullMQ
+  // never records (the close dropped its connections first, or Redis was away) is counted at the end of the close,
+  // so each is counted once. Empty but at a shutdown.
+  const cutByShutdown = new WeakSet<Attempt>();
+  const unrecorded = new Map<EventJob, () => void>();
   const abort = (reason: string, ids: Iterable<string> = running.keys()): void => {
     // Handlers get an Error, as for every other abort.
-    for (const id of [...ids]) running.get(id)?.abort(new WebhookError('shutting_down', reason));
+    for (const id of [...ids]) {
+      const attempt = running.get(id);
+      if (attempt === undefined) continue;
+      cutByShutdown.add(attempt);
+      attempt.abort(new WebhookError('shutting_down', reason));
+    }
   };
   const loseLock = (attempt: Attempt): void => {
     lockLost.add(attempt);
@@ -163,6 +181,7 @@ export function createJobRunner({
         }
         // Cut short for a lost lock: counted here, as BullMQ will not record it (see `lockLost`).
         if (lockLost.has(attempt)) onRetry?.(data, number);
+        else if (cutByShutdown.has(attempt)) unrecorded.set(job, () => onRetry?.(data, number));
         // Kept on the job before BullMQ records the failure: the handlers that succeeded (by then, for an attempt cut
         // short by its time limit, a lost lock or a shutdown), so the next attempt (any instance) skips them, and the
         // failure's class, for the dead-letter list.
@@ -202,5 +221,13 @@ export function createJobRunner({
       }
     },
     holds: (id) => jobs.has(id),
+    recorded(job) {
+      unrecorded.delete(job);
+    },
+    shutDown() {
+      const counts = [...unrecorded.values()];
+      unrecorded.clear();
+      for (const count of counts) count();
+    },
   };
 }

@@ -32,6 +32,8 @@ import {
   readyAgain,
   withoutPassword,
 } from './redis-connection.js';
+import { watchEviction } from './redis-eviction.js';
+import { ignoredUrlOption, notRedisUrl } from './redis-url.js';
 
 /** Options of `createBullmqQueue`. */
 export interface BullmqQueueOptions {
@@ -86,6 +88,16 @@ const MISSING_JOB = /^Missing key for job (\S+?)\. (\w+)/;
 // A Redis user whose ACL leaves out the queue's keys or commands: refused at every fetch (once a second), for good.
 const NO_PERMISSION = /^NOPERM\b/;
 
+// The ioredis keyPrefix of a client or its options, when one is set.
+const keyPrefixOf = (connection: unknown): string | undefined => {
+  const options =
+    typeof (connection as { duplicate?: unknown } | null)?.duplicate === 'function'
+      ? (connection as { options?: unknown }).options
+      : connection;
+  const keyPrefix = (options as { keyPrefix?: unknown } | null | undefined)?.keyPrefix;
+  return typeof keyPrefix === 'string' && keyPrefix !== '' ? keyPrefix : undefined;
+};
+
 /**
  * The durable queue for several instances: `enqueue` resolves once the job (id = event id) is stored in Redis,
  * workers on every instance run it, a dead instance's jobs are taken over, exhausted jobs are the dead letters.
@@ -120,6 +132,18 @@ export function createBullmqQueue({
       'createBullmqQueue takes a single Redis, not a Cluster: give it the URL or client of a standalone Redis ' +
         '(the Redis store may stay on the Cluster)',
     );
+  // BullMQ refuses a connection with an ioredis keyPrefix (its keys have their own, `prefix`), by throwing a bare
+  // error from its Queue after the queue's first connection is open, which then reconnects for ever: said here.
+  const keyPrefix = backend === undefined ? keyPrefixOf(connection) : undefined;
+  if (keyPrefix !== undefined)
+    throw new ConfigurationError(
+      `createBullmqQueue's connection has the ioredis keyPrefix ${JSON.stringify(keyPrefix)}, which BullMQ refuses: ` +
+        `give the queue a client or options without keyPrefix, and its own prefix instead, e.g. prefix: ${JSON.stringify(`${keyPrefix}bull`)} ` +
+        '(the Redis store may keep the client with keyPrefix)',
+    );
+  const url = backend === undefined ? (notRedisUrl(connection) ?? ignoredUrlOption(connection)) : undefined;
+  if (url !== undefined)
+    throw new ConfigurationError(`createBullmqQueue's connection cannot reach Redis: ${url}`);
   for (const [key, value] of Object.entries({
     concurrency,
     attempts,
@@ -218,6 +242,9 @@ export function createBullmqQueue({
         void Promise.allSettled([worker?.disconnect(), queue.disconnect()]);
     }
     await Promise.all([producer, workerClient].map((client) => client && quitWithin(client, left())));
+    // A failure BullMQ recorded just before its connection closed is told in the turns after: counted by it then.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    runner.shutDown();
   };
 
   const ready = producer === undefined ? undefined : readiness(producer);
@@ -270,6 +297,8 @@ export function createBullmqQueue({
         throw new ConfigurationError('a queue serves one receiver; create one per receiver');
       hooks = given;
       const { logger } = given;
+      // BullMQ prints its own advice on each connection; this line says what the receiver loses, once per Redis.
+      if (producer !== undefined) watchEviction(producer, logger);
       // BullMQ's blocking fetch must wait through reconnects: maxRetriesPerRequest null, on a connection of its own,
       // with its offline queue on whatever the user's client says (enableOfflineQueue: false is the store's advice).
       // Without it, each fetch during an outage fails at once, in the same turn, and BullMQ's fetch loop asks again at
@@ -302,6 +331,7 @@ export function createBullmqQueue({
       worker.on('failed', (job, error) => {
         // Another app's job (the processor logged it): neither a retry nor a dead letter of ours.
         if (job === undefined || !isEventData(job.data)) return;
+        runner.recorded(job);
         if (job.attemptsMade < (job.opts.attempts ?? 1) && error.name !== 'UnrecoverableError') {
           given.onRetry?.(job.data, (job.data.attemptsMade ?? 0) + job.attemptsMade);
           return;

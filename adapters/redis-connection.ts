@@ -1,4 +1,5 @@
-// A Redis client's connection failures, said once each with the fix: a wrong password, host or port, TLS on one side.
+// A Redis client's connection as the user set it up: failures said once each with the fix (a wrong password, host or
+// port, TLS on one side).
 import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from '../src/logger.js';
 

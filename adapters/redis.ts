@@ -4,8 +4,10 @@ import { ConfigurationError, WebhookError } from '../src/errors.js';
 import { createConsoleLogger, type Logger } from '../src/logger.js';
 import { type ClaimResult, DEFAULT_DONE_TTL_MS, type DedupeStore } from '../src/store.js';
 import { connectionFailure, watchConnection, withoutPassword } from './redis-connection.js';
+import { watchEviction } from './redis-eviction.js';
 import { createRedisOrdering } from './redis-ordering.js';
 import { runScript, type Script, script } from './redis-script.js';
+import { ignoredUrlOption, notRedisUrl } from './redis-url.js';
 
 /** Options of `createRedisStore`. */
 export interface RedisStoreOptions {
@@ -63,6 +65,10 @@ interface ClientSettings {
 // offline queue), or it would never come back after one disconnect.
 const unfit = (client: Redis | Cluster): string | undefined => {
   const settings = (client.options ?? {}) as ClientSettings;
+  const url = notRedisUrl(client);
+  if (url !== undefined) return `the Redis store's client cannot reach Redis: ${url}`;
+  const ignored = ignoredUrlOption(client);
+  if (ignored !== undefined) return `the Redis store's client cannot reach the Redis you meant: ${ignored}`;
   // ioredis reconnects only through a retry strategy function (a Cluster: its clusterRetryStrategy): without one,
   // the first blip (for a Cluster: every node lost at once) ends the client, and every delivery after it is answered
   // 503 until the process restarts.
@@ -124,6 +130,8 @@ export function createRedisStore({
       throw new ConfigurationError(`Redis store ${name} must be a positive number`);
   }
   const connection = watchConnection(client, logger);
+  // An evicting Redis drops done ids and claims when full: duplicates then run again, silently.
+  watchEviction(client, logger);
 
   // A failed call said with its cause and the fix where the error alone hides it: a client that has ended (its
   // retryStrategy stopped reconnecting, or it was closed) fails every call for ever with ioredis's bare "Connection

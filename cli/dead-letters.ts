@@ -1,4 +1,5 @@
 // `workforce-webhooks dead-letters`: list, replay or discard a deployed BullMQ queue's dead letters, without the app.
+import { notRedisUrl } from '../adapters/redis-url.js';
 import { type BulkProgress, discardDeadLetters, replayDeadLetters } from '../src/dead-letter-bulk.js';
 import type { DeadLetter, DeadLetterFilter } from '../src/dead-letters.js';
 import { errorClassOf } from '../src/dead-letters.js';
@@ -74,6 +75,8 @@ export async function deadLetters(argv: readonly string[], io: CliIo): Promise<n
   }
   if (action === undefined) throw new UsageError(`say what to do first: ${ACTIONS.join(', ')}`);
   const redis = required(values.redis, '--redis');
+  const notUrl = notRedisUrl(redis);
+  if (notUrl !== undefined) throw new UsageError(`--redis: ${notUrl}`);
   const name = required(values.queue, '--queue');
   const filter: DeadLetterFilter = {
     type: values.type,
