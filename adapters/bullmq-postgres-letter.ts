@@ -2,7 +2,18 @@
 // locked (a replay or a discard racing another finds what the first did), a running job's data under its attempt's
 // lock token, as the Redis scripts do in one step. Internal: not a subpath of the package.
 import type { Queue } from 'bullmq';
+import { WebhookError } from '../src/errors.js';
+import { ADMIN_TIMEOUT_MS } from './bullmq-admin.js';
 import type { EventJob, JobData } from './bullmq-job.js';
+
+// The server's own bound on the transaction's waits for a lock, and on each of its statements: half the call's
+// deadline, so that a letter another session holds past it fails the call on the server first, rolled back, instead
+// of the call answering `queue_unavailable` at its deadline while its transaction still waits, to replay or discard
+// the letter whenever the other session lets go.
+const LETTER_LOCK_MS = ADMIN_TIMEOUT_MS / 2;
+const BEGIN = `BEGIN; SET LOCAL lock_timeout = ${LETTER_LOCK_MS}; SET LOCAL statement_timeout = ${LETTER_LOCK_MS}`;
+// SQLSTATE lock_not_available (lock_timeout) and query_canceled (statement_timeout).
+const GAVE_UP = new Set(['55P03', '57014']);
 
 /**
  * What a Postgres letter's transaction needs of a `pg` pool: a client of its own.
@@ -34,7 +45,8 @@ type Query = (text: string, params: readonly unknown[]) => Promise<{ rows: Recor
 /**
  * Runs `act` on a dead letter of BullMQ's Postgres backend in one transaction with its job's row locked, only while
  * it is failed (with the failure time `failedAt`, when given): a replay or a discard racing another waits for the
- * row, then finds what the first did. False, with nothing done, when it is not that letter. The queue's rows are
+ * row, then finds what the first did. False, with nothing done, when it is not that letter; `queue_unavailable`, with
+ * nothing done, when the row or a statement waited past half the admin call's deadline. The queue's rows are
  * keyed by its name; `act` calls BullMQ's own SQL functions, as the backend does.
  * @example
  * const removed = await onLockedLetter(pool, queue, id, failedAt, async (query) =>
@@ -50,7 +62,7 @@ export async function onLockedLetter(
   const client = await pool.connect();
   let broken: Error | undefined;
   try {
-    await client.query('BEGIN');
+    await client.query(BEGIN);
     const { rows } = await client.query(
       'SELECT state::text AS state, finished_at_ms::text AS finished FROM job WHERE queue = $1 AND id = $2 FOR UPDATE',
       [queue.name, id],
@@ -63,6 +75,12 @@ export async function onLockedLetter(
   } catch (error) {
     broken = error instanceof Error ? error : new Error(String(error));
     await client.query('ROLLBACK').catch(() => {});
+    if (GAVE_UP.has((error as { code?: unknown })?.code as string))
+      throw new WebhookError(
+        'queue_unavailable',
+        `another session held the dead letter's row in Postgres past ${LETTER_LOCK_MS} ms: nothing was done; try again`,
+        { cause: error },
+      );
     throw error;
   } finally {
     // A client whose transaction failed may be in any state: the pool drops it rather than hand it out again.

@@ -28,7 +28,7 @@ function ifMissing(statement: string): string {
  * await migrate();
  */
 export function createPostgresMigrate({
-  pool: { inTime, checkout },
+  pool: { inTime, checkout, explain },
   lock,
   statements,
 }: {
@@ -48,7 +48,8 @@ export function createPostgresMigrate({
     } catch (error) {
       // Dropping the connection rolls the migration back on the server, whatever state a deadline left it in.
       finish(error as Error);
-      throw error;
+      // A schema that is not there is said with the fix.
+      throw explain(error);
     }
   };
 }

@@ -11,6 +11,7 @@ import { tableNames } from './postgres-names.js';
 import { createPostgresOrdering, orderingStatements, recordKey } from './postgres-ordering.js';
 import { createBoundPool } from './postgres-pool.js';
 import { storeStatements } from './postgres-statements.js';
+import { assertReadableConnectionString } from './postgres-url.js';
 
 declare module '../src/transaction.js' {
   /**
@@ -23,7 +24,8 @@ declare module '../src/transaction.js' {
 /** Options of `createPostgresStore`. */
 export interface PostgresStoreOptions {
   /**
-   * Your `pg` pool; the store never ends it. Give it an `error` listener (`pool.on('error', ...)`): an idle
+   * Your `pg` pool; the store never ends it. A `connectionString` pg would misread (not a URL, a password with an
+   * unencoded `#`, `/` or `?`) is refused when the store is made, with the fix. Give it an `error` listener (`pool.on('error', ...)`): an idle
    * connection that Postgres drops (a restart) is reported there. The store listens too (till `close()`), so an
    * `error` no listener of yours hears never ends the process; it warns of the first, with this fix.
    */
@@ -44,7 +46,8 @@ export interface PostgresStoreOptions {
   /**
    * Where the background cleanup's failures go (a warning, once per run of them: a table `migrate()` never made,
    * a lost connection), and the warnings, once each, about a handler that ran COMMIT or ROLLBACK on
-   * `ctx.transaction()` itself and about an idle connection dropped from a pool with no `error` listener of yours.
+   * `ctx.transaction()` itself, about an idle connection dropped from a pool with no `error` listener of yours, and
+   * about an address where Postgres never answered a call in time (with the fix, even when the receiver gave up first).
    * Default: the console, as the receiver's default logger; `silentLogger` drops them.
    */
   readonly logger?: Logger;
@@ -104,6 +107,7 @@ export function createPostgresStore({
     if (!Number.isFinite(value) || value <= 0)
       throw new ConfigurationError(`Postgres store ${name} must be a positive number`);
   }
+  assertReadableConnectionString(pool);
   const names = tableNames(table);
   // The server gives up a wait for a row lock when the client does (timeoutMs), in every statement that may wait.
   const lockTimeoutMs = Math.min(Math.ceil(timeoutMs), LOCK_TIMEOUT_MAX);

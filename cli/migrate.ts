@@ -1,5 +1,6 @@
 // `workforce-webhooks migrate`: create the Postgres store's table before the first deploy (or let every start do it).
 import { tableNames } from '../adapters/postgres-names.js';
+import { connectionStringProblem } from '../adapters/postgres-url.js';
 import { ConfigurationError } from '../src/errors.js';
 import { type CliIo, parse, required, UsageError } from './io.js';
 import { shownValue, withScheme } from './url.js';
@@ -85,9 +86,17 @@ export async function migrate(argv: readonly string[], io: CliIo): Promise<numbe
 // as `getaddrinfo ENOTFOUND base`, a network error: it is a usage mistake, said with the forms pg takes.
 // `//user:pw@host/db` is no path: pg would try it as a socket directory and print it, password and all.
 function databaseUrl(value: string): string {
-  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(value)?.[1]?.toLowerCase();
+  // pg's socket form is `socket:/directory?db=name`, with no `//`.
+  const scheme =
+    /^([a-z][a-z0-9+.-]*):\/\//i.exec(value)?.[1]?.toLowerCase() ??
+    (/^socket:/i.test(value) ? 'socket' : undefined);
   const path = value.startsWith('/') && !value.startsWith('//');
-  if (scheme === 'postgres' || scheme === 'postgresql' || scheme === 'socket' || path) return value;
+  if (scheme === 'postgres' || scheme === 'postgresql' || scheme === 'socket' || path) {
+    // A password with a character the URL reserves: pg would fail as "Invalid URL", or connect to the user name.
+    const problem = connectionStringProblem(value);
+    if (problem !== undefined) throw new UsageError(`--postgres ${problem[0]}: ${problem[1]}`);
+    return value;
+  }
   // Without a scheme: the URL it most likely is, shown without what may be a password.
   const guess = withScheme(value, 'postgres');
   if (guess !== undefined)
