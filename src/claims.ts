@@ -25,10 +25,8 @@ export interface Claims {
    * Renews the lease a third of it after it was last written (`since`, `performance.now()` time: when the call that
    * wrote it was sent; else from now), and at once with `now`, until the returned function is called; a failed
    * renewal is tried again a sixth of it after it was sent. A renewal that finds the claim taken by another delivery
-   * stops, logs at error level and calls `lost` with a `lease_lost` error. With `since`, renewals that keep failing
-   * until the lease's last tenth (at most 1 s) stop too, and call `lost` with a `store_unavailable` error, before
-   * another delivery can take the lapsed claim. A `complete` or `release` of the claim is sent once the renewal in
-   * flight (if any) has landed.
+   * stops, logs at error level and calls `lost` with a `lease_lost` error. A `complete` or `release` of the claim is
+   * sent once the renewal in flight (if any) has landed.
    */
   keep(
     id: string,
@@ -181,43 +179,16 @@ export function createClaims({
       // When the lease was last written, at the latest (a call's send time: the store wrote it after that).
       let written = since ?? performance.now();
       let timer: ReturnType<typeof setTimeout> | undefined;
-      // Armed while a renewal is pending or failing: the moment, before the lease can end, the handlers are stopped.
-      let lapse: ReturnType<typeof setTimeout> | undefined;
       const stop = (): void => {
         stopped = true;
         clearTimeout(timer);
-        clearTimeout(lapse);
       };
       const after = (at: number): void => {
         timer = setTimeout(renew, Math.max(0, at - performance.now()));
       };
-      // Checked again a turn later, after that turn's I/O: a timer late because a handler held the event loop must
-      // not stop a run whose renewal's answer is already in, waiting to be read behind it.
-      const lapsed = (): void => {
-        const armed = lapse;
-        setTimeout(() => {
-          if (stopped || lapse !== armed) return;
-          stop();
-          logger.error(
-            { eventId: id },
-            "workforce-webhooks: the lease could not be renewed before it lapsed (the store did not answer); the handlers' signal is aborted, and the event is tried again",
-          );
-          lost(
-            new WebhookError(
-              'store_unavailable',
-              'the lease on this event could not be renewed before it lapsed (the store did not answer): stop before another delivery takes it; the event is tried again',
-            ),
-          );
-        }, 0);
-      };
       const renew = (): void => {
         if (stopped) return;
         const sent = performance.now();
-        const endsAt = written + leaseMs - Math.min(leaseMs / 10, 1000);
-        // A renewal sent after that (a handler held the event loop) decides by itself: it takes the lapsed lease
-        // back while nobody took the id, or finds it taken.
-        if (lapse === undefined && since !== undefined && sent < endsAt)
-          lapse = setTimeout(lapsed, endsAt - sent);
         call(() => {
           const pending = store.renew(id, token, leaseMs);
           renewed(id, token, pending);
@@ -240,18 +211,14 @@ export function createClaims({
               return;
             }
             written = Math.max(written, sent);
-            clearTimeout(lapse);
-            lapse = undefined;
             after(written + leaseMs / 3);
           },
           // A store that cannot be reached is tried again soon, not a third later: two failures in a row would
-          // otherwise leave one try before the lease lapses. The lease may still hold.
+          // otherwise leave one try before the lease lapses. The lease may still hold; one that lapsed meanwhile
+          // is taken back by the next renewal while nobody took the id, or found taken (above).
           (error) => {
             if (stopped) return;
             logger.warn({ eventId: id, err: error }, 'workforce-webhooks: lease renewal failed');
-            // Past the lease's last tenth with no renewal pending a lapse (one sent late, after a held event loop,
-            // that failed): the lease may be gone.
-            if (since !== undefined && lapse === undefined && performance.now() >= endsAt) lapsed();
             after(sent + leaseMs / 6);
           },
         );

@@ -166,8 +166,8 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
       }
       const attempt = startAttempt(process, job, { attempt: 1, timeoutMs: handlerTimeoutMs });
       // A lease found taken by another delivery aborts the handlers' signal: they stop, and nothing is handed on. One
-      // the store let lapse (renewals failing) aborts it too, before another delivery can take it: a failure, handed
-      // to the queue past the 202.
+      // the store let lapse while nobody took the id is taken back by the next renewal: stopping the handlers then
+      // would run the event again for every store hiccup during a long handler.
       const stopRenewing = claims.keep(id, token, (reason) => attempt.abort(reason), false, since);
       const outcome = attempt.done.then(
         () => OK,

@@ -1,5 +1,5 @@
-// Inline mode's lease on a real Redis reached through a real loopback hop: a lease the store cannot renew stops the
-// handlers before it lapses to another instance, and a claim whose answer came late is renewed before it lapses.
+// Inline mode's lease on a real Redis reached through a real loopback hop: a claim whose answer came late is renewed
+// before its lease lapses, counted from when the claim was sent.
 import { connect, createServer, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -8,7 +8,6 @@ import {
   createReceiver,
   type Receiver,
   silentLogger,
-  WebhookError,
   type WebhookResponse,
 } from 'workforce-webhooks';
 import { createRedisStore } from 'workforce-webhooks/redis';
@@ -92,114 +91,6 @@ async function instance(
 }
 
 describe.skipIf(!hasRedisServer())('inline mode: a lease the store cannot keep', () => {
-  it('aborts the handlers before the lease lapses when renewals keep failing, so another instance never runs beside them', {
-    timeout: 90_000,
-  }, async () => {
-    const redis = await startRedisServer();
-    cleanups.push(() => redis.dispose());
-    const network = await networkTo(redis.port);
-    const prefix = `lapse-${crypto.randomUUID().slice(0, 8)}:`;
-    const leaseMs = 5000;
-    const cutOff = await instance(network.url, prefix, { leaseMs, storeTimeoutMs: 500 });
-    const other = await instance(redis.url, prefix, { leaseMs });
-    // What happened, in order: the first instance's run, its signal, the other's run.
-    const seen: string[] = [];
-    let reason: unknown;
-    let otherRan: () => void = () => {};
-    const otherRun = new Promise<void>((resolve) => {
-      otherRan = resolve;
-    });
-    let started: () => void = () => {};
-    const firstRun = new Promise<void>((resolve) => {
-      started = resolve;
-    });
-    cutOff.on('leave.approved', async (_event, ctx) => {
-      seen.push('first instance runs');
-      // Cut off from Redis as its handler runs: none of its renewals reach Redis any more.
-      network.partition();
-      started();
-      await Promise.race([
-        new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve())),
-        otherRun.then(() => sleep(500)),
-      ]);
-      reason = ctx.signal.reason;
-      seen.push(ctx.signal.aborted ? 'first instance aborted' : 'first instance ended');
-    });
-    other.on('leave.approved', () => {
-      seen.push('other instance runs');
-      otherRan();
-    });
-    const delivery = await createSignedDelivery({ secret, type: 'leave.approved' });
-    const first = handle(cutOff, delivery);
-    await firstRun;
-    // The sender's copies reach the other instance until one is taken (the lease has lapsed in Redis by then).
-    const statuses: number[] = [];
-    while (statuses.length < 400) {
-      const answer = await handle(other, delivery);
-      statuses.push(answer.status);
-      if (answer.status < 300) break;
-      await sleep(50);
-    }
-    // A wide bound against a hang: the run's own answer comes within ackDeadlineMs (8 s).
-    const answer = await Promise.race([first, sleep(30_000).then(() => undefined)]);
-    expect({
-      seen,
-      reason: reason instanceof WebhookError ? reason.code : reason,
-      first: answer?.status,
-      last: statuses.at(-1),
-    }).toEqual({
-      seen: ['first instance runs', 'first instance aborted', 'other instance runs'],
-      reason: 'store_unavailable',
-      first: 500,
-      last: 200,
-    });
-  });
-
-  it('hands a run past its 202 whose lease the store let lapse to the queue, where it ends processed', {
-    timeout: 90_000,
-  }, async () => {
-    const redis = await startRedisServer();
-    cleanups.push(() => redis.dispose());
-    const network = await networkTo(redis.port);
-    const prefix = `handed-${crypto.randomUUID().slice(0, 8)}:`;
-    const receiver = await instance(network.url, prefix, {
-      leaseMs: 3000,
-      storeTimeoutMs: 500,
-      ackDeadlineMs: 500,
-    });
-    const attempts: string[] = [];
-    let processed: () => void = () => {};
-    const done = new Promise<void>((resolve) => {
-      processed = resolve;
-    });
-    receiver.on('leave.approved', async (_event, ctx) => {
-      if (ctx.attempt > 1) {
-        attempts.push(`attempt ${ctx.attempt} ran`);
-        processed();
-        return;
-      }
-      // Past its 202, the instance is cut off from Redis: its lease can no longer be renewed.
-      await sleep(1000);
-      network.partition();
-      await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()));
-      const { reason } = ctx.signal;
-      attempts.push(`attempt 1 aborted: ${reason instanceof WebhookError ? reason.code : String(reason)}`);
-    });
-    const delivery = await createSignedDelivery({ secret, type: 'leave.approved' });
-    const answer = await handle(receiver, delivery);
-    // A wide bound against a hang: the lease lapses about 3 s after the claim.
-    await Promise.race([done, sleep(30_000)]);
-    expect({
-      status: answer.status,
-      attempts,
-      deadLetters: (await receiver.deadLetters()).items,
-    }).toEqual({
-      status: 202,
-      attempts: ['attempt 1 aborted: store_unavailable', 'attempt 2 ran'],
-      deadLetters: [],
-    });
-  });
-
   it('renews a claim whose answer came late before its lease lapses, so no other instance takes the event meanwhile', {
     timeout: 90_000,
   }, async () => {
