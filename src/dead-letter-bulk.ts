@@ -1,5 +1,5 @@
 // Replaying or discarding every dead letter that matches a filter, a bounded number at a time, each exactly once.
-import type { DeadLetter, DeadLetterFilter } from './dead-letters.js';
+import { type DeadLetter, type DeadLetterFilter, FILTER_KEYS, unknownKey } from './dead-letters.js';
 import { ConfigurationError, WebhookError } from './errors.js';
 import type { EventQueue } from './queue.js';
 
@@ -48,6 +48,7 @@ const queueDown = (error: unknown): boolean =>
 // instances never double one, nor touch a letter another call replayed that has failed again meanwhile (a newer
 // failure, which this call's filter may leave out).
 async function forEachMatch(
+  name: 'replayDeadLetters' | 'discardDeadLetters',
   queue: Pick<EventQueue, 'deadLetters'>,
   filter: DeadLetterFilter,
   operate: Operation,
@@ -64,6 +65,13 @@ async function forEachMatch(
   if (typeof filter !== 'object' || filter === null)
     throw new ConfigurationError(
       'the dead-letter filter must be an object or nothing, e.g. { type: "leave.*" }',
+    );
+  // A key it does not filter by (`{ eventId }`, a read's `{ limit: 10 }`, a misspelt `{ types }`) narrows nothing: the
+  // call would act on every dead letter kept.
+  const unknown = unknownKey(filter, FILTER_KEYS);
+  if (unknown !== undefined)
+    throw new ConfigurationError(
+      `${name} filters by ${FILTER_KEYS.join(', ')} only, not ${unknown}: it acts on every dead letter that matches. For one letter, call ${name === 'replayDeadLetters' ? "the receiver's replay(eventId)" : 'discard(eventId) on the queue given to createReceiver'}`,
     );
   const { type, since, until } = filter;
   let progress = { done: 0, succeeded: 0, failed: 0, skipped: 0 };
@@ -114,6 +122,7 @@ export async function replayDeadLetters(
   options: BulkOptions = {},
 ): Promise<ReplayResult> {
   const { succeeded, failed } = await forEachMatch(
+    'replayDeadLetters',
     queue,
     filter,
     (letter) => queue.replay(letter.event.id, { failedAt: letter.failedAt }),
@@ -134,6 +143,7 @@ export async function discardDeadLetters(
   options: BulkOptions = {},
 ): Promise<number> {
   const { succeeded } = await forEachMatch(
+    'discardDeadLetters',
     queue,
     filter,
     (letter) => queue.discard(letter.event.id, { failedAt: letter.failedAt }),

@@ -76,7 +76,27 @@ export const DEFAULT_DEAD_LETTER_LIMIT = 100;
 export const MAX_DEAD_LETTER_LIMIT = 1000;
 
 /**
- * The page size a query asks for, with the default and the ceiling applied; throws on a limit that is not a positive integer.
+ * The keys a bulk replay or discard filters by.
+ * @example
+ * unknownKey(filter, FILTER_KEYS); // undefined for { type: 'leave.*' }
+ */
+export const FILTER_KEYS: readonly string[] = ['type', 'since', 'until'];
+const QUERY_KEYS: readonly string[] = [...FILTER_KEYS, 'limit', 'cursor'];
+
+/**
+ * The first key `given` sets (to anything but undefined) that is not one of `known`, or undefined when there is none.
+ * @example
+ * unknownKey({ eventId: 'e1' }, FILTER_KEYS); // 'eventId'
+ */
+export function unknownKey(given: object, known: readonly string[]): string | undefined {
+  for (const key of Object.keys(given))
+    if (!known.includes(key) && (given as Record<string, unknown>)[key] !== undefined) return key;
+  return undefined;
+}
+
+/**
+ * The page size a query asks for, with the default and the ceiling applied; throws on a limit that is not a positive
+ * integer, and on a key that is no part of a query.
  * @example
  * pageLimit({ limit: 5000 }); // 1000
  */
@@ -86,6 +106,12 @@ export function pageLimit(query: DeadLetterQuery = {}): number {
   if (typeof query !== 'object' || query === null)
     throw new ConfigurationError(
       'deadLetters takes an object or nothing, e.g. { limit: 50, type: "leave.*" }',
+    );
+  // A misspelt filter (`{ types: 'leave.*' }`, `{ eventId }`) would read every letter as if it matched.
+  const unknown = unknownKey(query, QUERY_KEYS);
+  if (unknown !== undefined)
+    throw new ConfigurationError(
+      `deadLetters takes ${QUERY_KEYS.join(', ')}, not ${unknown}; e.g. { type: "leave.*", since: "2026-11-23T00:00:00Z" }`,
     );
   const { limit = DEFAULT_DEAD_LETTER_LIMIT } = query;
   if (!Number.isInteger(limit) || limit < 1)
@@ -129,8 +155,18 @@ const time = (value: DeadLetterTime | undefined, name: string, fallback: number)
  * const { since, until, type } = deadLetterFilter({ type: 'leave.*', since: new Date('2026-11-01') });
  */
 export function deadLetterFilter({ type, since, until }: DeadLetterFilter = {}): CheckedDeadLetterFilter {
-  if (type !== undefined && (typeof type !== 'string' || type === ''))
-    throw new ConfigurationError('deadLetters type must be an event type or a `prefix.*` pattern');
+  // A `*` anywhere but in a final `.*` after a prefix (`*`, `leave*`, `*.approved`) matches no type: refused, rather than
+  // answered as if no letter were kept.
+  if (
+    type !== undefined &&
+    (typeof type !== 'string' ||
+      type === '' ||
+      (type.endsWith('.*') ? type.slice(0, -2) : type).includes('*') ||
+      type === '.*')
+  )
+    throw new ConfigurationError(
+      'deadLetters type must be an event type or a `prefix.*` pattern, e.g. "leave.approved" or "leave.*"; leave it out for every type',
+    );
   const prefix = type?.endsWith('.*') ? type.slice(0, -1) : undefined;
   return {
     since: time(since, 'since', Number.NEGATIVE_INFINITY),

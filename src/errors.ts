@@ -1,8 +1,9 @@
 // The package's errors: one base class with a stable `code`, small subclasses for each family.
 
-/** Every stable error code the package produces. */
+/** Every stable error code the package produces: those of its errors, and every `error` of its HTTP answers. */
 export type WebhookErrorCode =
   | VerificationErrorCode
+  | AnswerOnlyCode
   | 'invalid_payload'
   | 'queue_full'
   | 'store_unavailable'
@@ -16,6 +17,12 @@ export type WebhookErrorCode =
   | 'payload_too_large'
   | 'body_timeout'
   | 'invalid_options';
+
+/**
+ * Codes only an HTTP answer carries, never a thrown error: a copy still in flight (409), a method other than POST (405),
+ * and a failure of the package's own (500).
+ */
+type AnswerOnlyCode = 'in_progress' | 'method_not_allowed' | 'internal_error';
 
 /** Why a delivery's signature was refused (spec "Signature"). */
 export type VerificationErrorCode =

@@ -102,7 +102,10 @@ export function createConsoleLogger({
   const print =
     (write: (...args: unknown[]) => void) =>
     (obj: object, msg = 'workforce-webhooks'): void => {
-      const count = due(msg);
+      // A line said once per kind (`createWarnOnce`: one per apiVersion, per event type) is its own line: folded by
+      // its message alone, a second kind within the minute would never be printed, as its kind is not said again.
+      const { kind } = obj as { readonly kind?: unknown };
+      const count = due(typeof kind === 'string' ? `${msg}\n${kind}` : msg);
       if (count === 0) return;
       // `kind` only keys warnOnce, and a field the message already quotes (a fix) is not printed twice.
       const fields: Record<string, unknown> = {};

@@ -20,6 +20,8 @@ export interface Registry {
 type Rule = { readonly exact?: string; readonly prefix?: string; readonly entry: RegisteredHandler };
 
 const PATTERN = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*(\.\*)?$/;
+const ON_SHAPE =
+  'on() takes an event type, a `prefix.*` pattern or an array of them first, then the handler: on("leave.approved", handler)';
 
 /**
  * A new empty registry.
@@ -35,9 +37,21 @@ export function createRegistry(): Registry {
   return {
     errorHandlers,
     add(patterns, handler) {
+      // From JavaScript: the arguments swapped, or an object where a type goes, answered with the call to write
+      // rather than a TypeError from inside this module.
+      if (typeof patterns === 'function' && typeof handler !== 'function')
+        throw new ConfigurationError(ON_SHAPE);
       if (typeof handler !== 'function') throw new ConfigurationError('a handler must be a function');
+      const list =
+        patterns === null
+          ? [null]
+          : typeof patterns === 'string'
+            ? [patterns]
+            : Array.isArray(patterns)
+              ? patterns
+              : undefined;
+      if (list === undefined) throw new ConfigurationError(ON_SHAPE);
       const entry = { index: rules.length, handler };
-      const list = patterns === null ? [null] : typeof patterns === 'string' ? [patterns] : patterns;
       if (list.length === 0) throw new ConfigurationError('on() needs at least one event type');
       // Every pattern checked before any is added: an invalid one registers nothing, not the patterns before it.
       const added = list.map((pattern) => rule(pattern, entry));

@@ -25,9 +25,15 @@ export const RETRY_AFTER_SECONDS = 5;
 const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json; charset=utf-8' });
 const RETRY_HEADERS = Object.freeze({ ...JSON_HEADERS, 'retry-after': String(RETRY_AFTER_SECONDS) });
 
+// What an answer's body may say: `received` with its flags, or one stable code, so every `error` the receiver writes is
+// a `WebhookErrorCode` a client can switch on.
+type AnswerBody =
+  | { readonly received: true; readonly [flag: string]: true }
+  | { readonly error: WebhookErrorCode };
+
 function answer(
   status: number,
-  body: object,
+  body: AnswerBody,
   headers: Readonly<Record<string, string>> = JSON_HEADERS,
 ): WebhookResponse {
   return Object.freeze({ status, headers, body: JSON.stringify(body) });

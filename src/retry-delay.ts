@@ -19,7 +19,13 @@ export function createRetryDelay(backoff: Backoff): (attempt: number, logger: Lo
       ms = backoff(attempt);
       // NaN fails both tests; Infinity is a delay past the longest timer.
       if (!(typeof ms === 'number' && ms >= 0))
-        throw new ConfigurationError(`backoff returned ${String(ms)}`);
+        throw new ConfigurationError(
+          // A function back is the factory given for its result (`backoff: exponentialBackoff`): said with the fix,
+          // and never its source text.
+          typeof ms === 'function'
+            ? 'the queue backoff returned a function, not a delay: give the queue a backoff, e.g. backoff: exponentialBackoff() (called), not backoff: exponentialBackoff'
+            : `backoff returned ${typeof ms === 'number' ? String(ms) : typeof ms}, not a delay in milliseconds`,
+        );
     } catch (error) {
       // A backoff that throws must not lose the job: it is retried after a default delay instead.
       logger.error({ err: error }, 'workforce-webhooks: the queue backoff failed; retrying in 1 s');

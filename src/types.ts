@@ -113,7 +113,11 @@ type LooseTypesOf<M, P extends string> = P extends `${infer Prefix}.*`
 export interface HandlerContext {
   /** `Svc-Delivery-Id` of the delivery that brought the event (a redelivery has a new one). */
   readonly deliveryId: string | undefined;
-  /** 1 on the first run, then 2, 3... on retries. */
+  /**
+   * 1 on the first run, then 2, 3... on the queue's retries. In inline mode a failure is answered 500 and the sender's
+   * retry is a new delivery (a new `deliveryId`), so it starts at 1 again; only a run handed to the queue past
+   * `ackDeadlineMs` goes on at 2.
+   */
   readonly attempt: number;
   /** Aborted when the attempt times out or the receiver shuts down: pass it to `fetch` and friends. */
   readonly signal: AbortSignal;
