@@ -13,7 +13,7 @@ import {
   type QueueHooks,
 } from '../src/queue.js';
 import { DEFAULT_DONE_TTL_MS } from '../src/store.js';
-import { closeTimeoutProblem } from '../src/timer-limit.js';
+import { closeTimeoutProblem, MAX_TIMER_MS } from '../src/timer-limit.js';
 import { adminCall } from './bullmq-admin.js';
 import { openRedis, outlasts, quitWithin, readiness } from './bullmq-connections.js';
 import { letterOf, readDeadLetters } from './bullmq-dead-letters.js';
@@ -154,6 +154,11 @@ export function createBullmqQueue({
   })) {
     if (!Number.isInteger(value) || value < 1)
       throw new ConfigurationError(`queue ${key} must be a positive integer`);
+    // A longer timer fires after 1 ms: every attempt (or lock) would end at once.
+    if (key !== 'concurrency' && key !== 'attempts' && value > MAX_TIMER_MS)
+      throw new ConfigurationError(
+        `queue ${key} must be at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest a timer waits), got ${value}`,
+      );
   }
   // A lock renewed no sooner than it lapses is taken over from a live worker: every longer job would run twice.
   if (lockRenewMs >= lockDurationMs)

@@ -1,42 +1,21 @@
 // workforce-webhooks/otel: the receiver's telemetry on OpenTelemetry, messaging spans and workforce_webhooks.* metrics.
-import type { Attributes, Span, SpanContext } from '@opentelemetry/api';
+import type { Attributes, Span } from '@opentelemetry/api';
 import { errorClassOf } from '../src/dead-letters.js';
 import { instantOf } from '../src/instant.js';
 import type { QueuedEvent } from '../src/queue.js';
-import type { QueueCounts, Telemetry, TraceLink } from '../src/telemetry.js';
+import type { QueueCounts, Telemetry } from '../src/telemetry.js';
 import type { WorkforceEvent } from '../src/types.js';
 import { api } from './otel-api.js';
 import { instrumentsOf } from './otel-instruments.js';
 import { checkOptions, type OtelTelemetryOptions } from './otel-options.js';
+import { watchForSdk } from './otel-sdk-watch.js';
+import { contextOf, linkOf } from './otel-trace-link.js';
 
 export { METRICS } from './otel-instruments.js';
 export type { OtelTelemetryOptions } from './otel-options.js';
 
 const SCOPE = 'workforce-webhooks';
 const SYSTEM = 'workforce';
-// Looks, once a second, for an SDK registered after the receiver was made: it registers at start-up.
-const SDK_LOOKS = 120;
-const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
-
-// W3C trace context as plain strings: it travels in a job's data (JSON in Redis) whatever propagator the app set.
-const linkOf = (context: SpanContext): TraceLink | undefined =>
-  api.isSpanContextValid(context)
-    ? {
-        traceparent: `00-${context.traceId}-${context.spanId}-${context.traceFlags.toString(16).padStart(2, '0')}`,
-      }
-    : undefined;
-
-const contextOf = (link: TraceLink | undefined): SpanContext | undefined => {
-  const found = link?.traceparent === undefined ? null : TRACEPARENT.exec(link.traceparent);
-  if (found === null) return undefined;
-  const context = {
-    traceId: found[1]!,
-    spanId: found[2]!,
-    traceFlags: Number.parseInt(found[3]!, 16),
-    isRemote: true,
-  };
-  return api.isSpanContextValid(context) ? context : undefined;
-};
 
 // Seconds from the event's `occurredAt` to now; undefined when it is not a date.
 const lagOf = (event: WorkforceEvent): number | undefined => {
@@ -87,29 +66,16 @@ export function otelTelemetry(options: OtelTelemetryOptions = {}): Telemetry {
   // after a restart) they would be missing, dead letters kept from before included. So while the meter is a no-op,
   // the global provider is looked at once a second for the first minutes.
   let watching = false;
-  const watchForSdk = (): void => {
-    watching = true;
-    let left = SDK_LOOKS;
-    let timer: ReturnType<typeof setInterval> | undefined;
-    const look = (): void => {
-      const before = meterProvider;
-      try {
-        adopt();
-      } catch {
-        // Left to the next delivery's adoption, whose throw the receiver logs.
-        meterProvider = before;
-        left = 0;
-      }
-      if (instruments.measuring || --left <= 0) clearInterval(timer);
-    };
+  const lookForSdk = (): boolean => {
+    const before = meterProvider;
     try {
-      timer = setInterval(look, 1000);
+      adopt();
     } catch {
-      return; // A Worker's top level sets no timer: the first delivery adopts the SDK.
+      // Left to the next delivery's adoption, whose throw the receiver logs.
+      meterProvider = before;
+      return true;
     }
-    // One that cannot be unref'd (Deno's) would hold a finished script open for minutes.
-    if (typeof timer === 'object' && typeof timer.unref === 'function') timer.unref();
-    else clearInterval(timer);
+    return instruments.measuring;
   };
 
   const endAttempts = (outcome: 'success' | 'retry' | 'dead_letter'): void => {
@@ -209,7 +175,10 @@ export function otelTelemetry(options: OtelTelemetryOptions = {}): Telemetry {
     replayed: () => instruments.replays.add(1),
     observeQueue(counts) {
       queues.push(counts);
-      if (following && !instruments.measuring && !watching) watchForSdk();
+      if (following && !instruments.measuring && !watching) {
+        watching = true;
+        watchForSdk(lookForSdk);
+      }
     },
   };
 }

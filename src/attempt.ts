@@ -1,6 +1,8 @@
 // One attempt of a job: its own AbortSignal, a time limit, an end as soon as the signal aborts, and what it keeps.
 import { HandlerTimeoutError } from './errors.js';
 import { type AttemptContext, type AttemptWatcher, HandlerFailure, type QueuedEvent } from './queue.js';
+import { MAX_TIMER_MS } from './timer-limit.js';
+import type { Watchdog, Watched } from './watchdog.js';
 
 /** A running attempt: `done` settles when the handlers do, or rejects with the abort reason first. */
 export interface Attempt {
@@ -46,75 +48,6 @@ export interface AttemptFailure {
 /** Runs one attempt; may answer at once (no promise) when every handler returned without one. */
 export type AttemptProcessor = (job: QueuedEvent, ctx: AttemptContext) => void | PromiseLike<void>;
 
-/**
- * Aborts the attempts it watches once they pass their limit (and lets go of the handlers of those cut short one
- * limit later), from one interval timer for all of them. Per delivery, a timer of its own costs more than the rest
- * of the attempt (libuv re-arms on every change); the price is precision: an attempt is aborted up to a quarter of
- * its limit (at most 1 s) late.
- * @example
- * const watchdog = new Watchdog(30_000); startAttempt(process, job, { attempt: 1, timeoutMs: 30_000, watchdog });
- */
-/** What a `Watchdog` watches: something with a deadline (`performance.now()` time) and what to do past it. */
-export interface Watched {
-  readonly deadline: number;
-  expire(): void;
-}
-
-export class Watchdog {
-  readonly #everyMs: number;
-  readonly #watched = new Set<Watched>();
-  // Attempts cut short whose handlers still run: watched for one more limit, without keeping the process alive.
-  readonly #runaways = new Set<RunningAttempt>();
-  #timer: ReturnType<typeof setInterval> | undefined;
-
-  constructor(timeoutMs: number) {
-    this.#everyMs = Math.max(1, Math.min(1000, Math.floor(timeoutMs / 4)));
-  }
-
-  /** Watches `attempt` until it ends. */
-  watch(attempt: Watched): void {
-    this.#watched.add(attempt);
-    if (this.#timer === undefined) this.#timer = setInterval(() => this.#sweep(), this.#everyMs);
-    // Workers' (and browsers') timers are numbers, with no ref/unref: a call would throw, and the attempt whose
-    // start or end made it would never end, holding its queue slot for good.
-    else if (this.#watched.size === 1) this.#timer.ref?.();
-  }
-
-  /** Watches the handlers of `attempt`, cut short, until they settle or their new `deadline` passes. */
-  watchRunaway(attempt: RunningAttempt): void {
-    this.#runaways.add(attempt);
-    if (this.#timer !== undefined) return;
-    this.#timer = setInterval(() => this.#sweep(), this.#everyMs);
-    if (this.#watched.size === 0) this.#timer.unref?.();
-  }
-
-  /** Stops watching the handlers of `attempt`. */
-  forgetRunaway(attempt: RunningAttempt): void {
-    this.#runaways.delete(attempt);
-  }
-
-  /** Stops watching `attempt`. */
-  forget(attempt: Watched): void {
-    this.#watched.delete(attempt);
-    // Idle: the timer no longer keeps the process alive, and the next sweep stops it. It is not stopped here,
-    // because a queue that empties between deliveries would then set a new timer for every one.
-    if (this.#watched.size === 0) this.#timer?.unref?.();
-  }
-
-  #sweep(): void {
-    if (this.#watched.size === 0 && this.#runaways.size === 0) {
-      clearInterval(this.#timer);
-      this.#timer = undefined;
-      return;
-    }
-    const now = performance.now();
-    for (const attempt of this.#watched) {
-      if (attempt.deadline <= now) attempt.expire();
-    }
-    for (const attempt of this.#runaways) if (attempt.deadline <= now) attempt.expire();
-  }
-}
-
 // A failure the processor threw: a `HandlerFailure` knows which handlers succeeded.
 const failed = (error: unknown): AttemptFailure =>
   error instanceof HandlerFailure ? { error, completed: error.completed } : { error };
@@ -122,7 +55,7 @@ const failed = (error: unknown): AttemptFailure =>
 // One object per attempt, with the AbortController made only when a handler reads `signal` or the attempt is
 // aborted, and the `done` promise only when someone reads it: per job, each costs more than the rest of the
 // attempt. Handlers that return at once end it before the constructor returns, without touching a timer.
-class RunningAttempt implements Attempt, AttemptContext {
+class RunningAttempt implements Attempt, AttemptContext, Watched {
   readonly attempt: number;
   /** When the attempt passes its limit; once it is cut short with handlers running, when they pass one more. */
   deadline: number;
@@ -162,7 +95,11 @@ class RunningAttempt implements Attempt, AttemptContext {
     if (watchdog !== undefined) {
       this.#watchdog = watchdog;
       watchdog.watch(this);
-    } else this.#timer = setTimeout(() => this.abort(new HandlerTimeoutError(timeoutMs)), timeoutMs);
+    } else {
+      // A limit past the longest timer ("no limit" as a huge number) would fire after 1 ms: it waits the longest.
+      const ms = Math.min(timeoutMs, MAX_TIMER_MS);
+      this.#timer = setTimeout(() => this.abort(new HandlerTimeoutError(timeoutMs)), ms);
+    }
     result.then(
       () => this.#settle(undefined),
       (error: unknown) => this.#settle(failed(error)),
@@ -216,7 +153,7 @@ class RunningAttempt implements Attempt, AttemptContext {
     this.deadline = performance.now() + this.#timeoutMs;
     if (this.#watchdog !== undefined) this.#watchdog.watchRunaway(this);
     else {
-      this.#timer = setTimeout(() => this.#release(true), this.#timeoutMs);
+      this.#timer = setTimeout(() => this.#release(true), Math.min(this.#timeoutMs, MAX_TIMER_MS));
       this.#timer.unref?.();
     }
   }
@@ -268,8 +205,6 @@ class RunningAttempt implements Attempt, AttemptContext {
     options?.onEnd?.(failure);
   }
 }
-
-export type { RunningAttempt };
 
 /**
  * Starts `process` on `job`. The attempt ends (as a failure) the moment its signal aborts, on the time limit or

@@ -1,6 +1,7 @@
 // A job of the memory queue: its event, attempts and handlers done, where its attempts end, its turn, its dead letter.
-import type { Attempt, AttemptFailure, AttemptOptions, Watchdog } from './attempt.js';
+import type { Attempt, AttemptFailure, AttemptOptions } from './attempt.js';
 import type { DeadLetter, QueuedEvent } from './queue.js';
+import type { Watchdog } from './watchdog.js';
 
 // A first attempt has no handler done yet: one shared empty list instead of one per job.
 const NONE_COMPLETED: readonly number[] = Object.freeze([]);

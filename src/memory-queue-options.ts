@@ -1,6 +1,7 @@
 // The memory queue's options: what each means, its default, and the checks made when the queue is created.
 import { ConfigurationError } from './errors.js';
 import { type Backoff, exponentialBackoff } from './queue.js';
+import { MAX_TIMER_MS } from './timer-limit.js';
 
 /** Options of `createMemoryQueue`. */
 export interface MemoryQueueOptions {
@@ -24,7 +25,7 @@ export interface MemoryQueueOptions {
    * (Workers, Next's `after()`) times its attempts with a timer of its own, in that request. A handler that runs on,
    * ignoring its signal, keeps its slot of `concurrency` (and the `waitUntil` of its event) until it settles, at
    * most one more limit (then it is warned of, once). On Workers keep it under the time `waitUntil` is allowed.
-   * Default 30 000.
+   * At most 2^31 - 1 (about 24.8 days, the longest a timer waits). Default 30 000.
    */
   readonly handlerTimeoutMs?: number;
   /** Dead letters kept; the oldest are dropped (and logged) past it. Default 10 000. */
@@ -58,6 +59,12 @@ export function resolveMemoryQueueOptions(options: MemoryQueueOptions = {}): Req
     if (!Number.isInteger(value) || value < 1)
       throw new ConfigurationError(`queue ${name} must be a positive integer`);
   }
+  // "No limit" written as a huge number: an attempt that times itself (a job kept alive by waitUntil, or Next's
+  // after()) would get a timer Node fires after 1 ms, and every attempt would be cut short at once.
+  if (handlerTimeoutMs > MAX_TIMER_MS)
+    throw new ConfigurationError(
+      `queue handlerTimeoutMs must be a number of milliseconds above 0 and at most ${MAX_TIMER_MS} (about 24.8 days, the longest a timer waits), got ${handlerTimeoutMs}`,
+    );
   // Checked here, not at the first retry: a backoff that is not a function would fail every retry for good.
   if (typeof backoff !== 'function')
     throw new ConfigurationError(

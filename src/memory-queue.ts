@@ -1,11 +1,13 @@
 // The in-process queue: bounded, concurrency-limited, retried with backoff, dead letters, graceful drain.
-import { type AttemptFailure, type AttemptProcessor, startAttempt, Watchdog } from './attempt.js';
+import { type AttemptFailure, type AttemptProcessor, startAttempt } from './attempt.js';
 import { DeadLetterList } from './dead-letter-list.js';
 import { ConfigurationError, WebhookError } from './errors.js';
 import { inThisContext, nextTurn } from './event-loop-turn.js';
 import type { Logger } from './logger.js';
+import { drain } from './memory-queue-close.js';
 import { Job, type JobOwner } from './memory-queue-job.js';
 import { type MemoryQueueOptions, resolveMemoryQueueOptions } from './memory-queue-options.js';
+import { GivenTurns } from './memory-queue-turns.js';
 import { OrderingWait } from './ordering-wait.js';
 import type {
   DeadLetterPage,
@@ -20,6 +22,7 @@ import type {
 } from './queue.js';
 import { createRetryDelay } from './retry-delay.js';
 import { closeTimeoutProblem } from './timer-limit.js';
+import { Watchdog } from './watchdog.js';
 
 export type { MemoryQueueOptions } from './memory-queue-options.js';
 
@@ -57,7 +60,12 @@ class MemoryQueue implements EventQueue {
   #running = 0;
   readonly #active = new Set<Job>();
   // Kept jobs whose turn is on its way to their request (see `Job.awaitTurn`): their slot is taken.
-  readonly #given = new Set<Job>();
+  readonly #given = new GivenTurns();
+  // A turn taken back from a request the platform ended: the slot is freed, and the event a dead letter.
+  readonly #lost = (job: Job, error: WebhookError): void => {
+    this.#running--;
+    void this.#bury(job, error, true);
+  };
   // Attempts cut short (time limit, close) whose handlers still run: they keep their slot until they settle, or
   // one more handlerTimeoutMs (see `startAttempt`), so that `concurrency` bounds the handlers really running.
   #runaways = 0;
@@ -213,49 +221,34 @@ class MemoryQueue implements EventQueue {
     return this.#closing;
   }
 
-  // Waits for the jobs and for the onDeadLetter calls in flight. Its last fifth (at most 1 s) is kept for the
-  // onDeadLetter calls of what is left then; whatever still runs at `timeoutMs` is not waited for. With Infinity,
-  // it waits for the drain however long it takes, and sets no timer.
-  async #drain(timeoutMs: number): Promise<void> {
+  // Every job ends processed or a dead letter: what close() gives up (see `drain`) goes to onDeadLetter.
+  #drain(timeoutMs: number): Promise<void> {
     this.#closed = true;
-    if (this.#idle) return;
+    if (this.#idle) return Promise.resolve();
     const reason = new WebhookError('shutting_down', 'the receiver closed before this event was processed');
     this.#shutdown = reason;
-    const reserveMs = Math.min(1000, timeoutMs / 5);
-    // A retry whose backoff ends past the wait would only be given up then: it is given up now, so that close()
-    // ends as soon as nothing left can finish in time instead of waiting out its whole window for it.
-    this.#giveUpAt = performance.now() + timeoutMs - reserveMs;
-    for (const job of this.#delayed) if (job.dueAt >= this.#giveUpAt) this.#giveUp(job);
-    const idle = new Promise<'idle'>((resolve) => {
-      this.#onIdle = () => resolve('idle');
+    return drain(timeoutMs, {
+      idle: new Promise<void>((resolve) => {
+        this.#onIdle = resolve;
+      }),
+      giveUpFrom: (at) => {
+        this.#giveUpAt = at;
+        for (const job of this.#delayed) if (job.dueAt >= at) this.#giveUp(job);
+      },
+      abandon: () => {
+        this.#abandoning = true;
+        for (const job of this.#active) job.running?.abort(reason);
+        for (const job of this.#delayed) clearTimeout(job.timer);
+        const left = [...this.#ready.slice(this.#head), ...this.#delayed, ...this.#given];
+        this.#running -= this.#given.size;
+        this.#given.clear();
+        this.#ready = [];
+        this.#head = 0;
+        this.#delayed.clear();
+        for (const job of left) void this.#bury(job, reason, true);
+        return this.#idle;
+      },
     });
-    if (timeoutMs === Number.POSITIVE_INFINITY) {
-      await idle;
-      return;
-    }
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const until = (ms: number): Promise<'idle' | 'timeout'> =>
-      Promise.race([
-        idle,
-        new Promise<'timeout'>((resolve) => {
-          timer = setTimeout(resolve, ms, 'timeout');
-        }),
-      ]);
-    if ((await until(timeoutMs - reserveMs)) === 'timeout') {
-      // Nothing is dropped silently: what could not finish in time is handed to onDeadLetter.
-      this.#abandoning = true;
-      for (const job of this.#active) job.running?.abort(reason);
-      for (const job of this.#delayed) clearTimeout(job.timer);
-      const left = [...this.#ready.slice(this.#head), ...this.#delayed, ...this.#given];
-      this.#running -= this.#given.size;
-      this.#given.clear();
-      this.#ready = [];
-      this.#head = 0;
-      this.#delayed.clear();
-      for (const job of left) void this.#bury(job, reason, true);
-      if (!this.#idle) await until(reserveMs);
-    }
-    clearTimeout(timer);
   }
 
   #pump(): void {
@@ -264,7 +257,7 @@ class MemoryQueue implements EventQueue {
     if (this.#pumping) return;
     this.#pumping = true;
     try {
-      if (this.#given.size > 0) this.#reclaim();
+      if (this.#given.size > 0) this.#given.reclaim(this.#lost);
       while (this.#running + this.#runaways < this.#concurrency && this.#head < this.#ready.length) {
         // The event loop's turn: the rest start on the next, after the I/O waiting meanwhile.
         if (++this.#started > STARTS_PER_TURN) {
@@ -292,33 +285,12 @@ class MemoryQueue implements EventQueue {
       this.#begin(job);
       return;
     }
-    // A live request runs the turn's continuation at once; one that has not within an attempt's limit was ended.
-    job.dueAt = performance.now() + this.#owner.timeoutMs;
-    this.#given.add(job);
+    this.#given.give(job, this.#owner.timeoutMs);
   }
 
-  // Not given any more: taken back from a request taken for ended (see #reclaim), or by close().
+  // Not given any more: taken back from a request taken for ended (see `GivenTurns`), or by close().
   #turnCame(job: Job): void {
     if (this.#given.delete(job)) this.#begin(job);
-  }
-
-  // Turns given to requests the platform ended before they ran (Workers cap the time waitUntil keeps a request up):
-  // their continuations will never run. Their slots are freed, and their events become dead letters, not lost.
-  #reclaim(): void {
-    const now = performance.now();
-    for (const job of this.#given) {
-      if (job.dueAt > now) continue;
-      this.#given.delete(job);
-      this.#running--;
-      void this.#bury(
-        job,
-        new WebhookError(
-          'queue_unavailable',
-          'the request that kept this event alive (waitUntil) was ended by the platform before the event had a free slot; replay it, or run the receiver inline on Workers',
-        ),
-        true,
-      );
-    }
   }
 
   #begin(job: Job): void {

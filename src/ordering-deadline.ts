@@ -1,7 +1,8 @@
 // The receiver's deadline on each ordering step of a store that can stall: a silent Redis or Postgres holds no run.
-import { Watchdog, type Watched } from './attempt.js';
+
 import { WebhookError } from './errors.js';
 import type { KeyEntry, OrderingStore } from './ordering-store.js';
+import { Watchdog, type Watched } from './watchdog.js';
 
 /**
  * The store's ordering with each call rejected (`store_unavailable`) once `timeoutMs` pass without an answer,

@@ -1,4 +1,5 @@
 // In-process wake-ups of ordering waits: an event waiting for a key this process gives up goes at once.
+import { MAX_TIMER_MS } from './timer-limit.js';
 
 /**
  * One gate per key some event of this process waits on, opened by the key's next wake-up. A gate is made when the
@@ -53,7 +54,9 @@ export function freed(opened: Promise<unknown> | undefined, ms: number, signal?:
       signal?.removeEventListener('abort', done);
       resolve();
     };
-    const timer = setTimeout(done, ms);
+    // A key held past the longest delay a timer keeps (an `ordering.maxWaitMs` of weeks) is looked at again after
+    // it: a longer one fires at once, and the event would go round its busy key every millisecond for the whole wait.
+    const timer = setTimeout(done, Math.min(ms, MAX_TIMER_MS));
     void opened?.then(done, done);
     signal?.addEventListener('abort', done, { once: true });
   });

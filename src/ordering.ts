@@ -1,32 +1,23 @@
 // Spec rule 4 done by the receiver: one event per record key at a time, and never an older event over a newer one.
 import { eventLogFields } from './envelope.js';
-import { ConfigurationError } from './errors.js';
-import { createWarnOnce, type Logger } from './logger.js';
+import { isPromise } from './is-promise.js';
+import { createWarnOnce } from './logger.js';
 import { OrderedAttempt } from './ordered-attempt.js';
 import { withOrderingDeadline } from './ordering-deadline.js';
 import { freed, KeyGates } from './ordering-gates.js';
-import { asKey, byDefaultKeys, type OrderingKey } from './ordering-keys.js';
+import { asKey, byDefaultKeys } from './ordering-keys.js';
 import { keyLeases } from './ordering-leases.js';
+import { keyRelease } from './ordering-leave.js';
 import { leaveRetries } from './ordering-leave-retries.js';
-import { markedEvent, markOf, type OrderingMark } from './ordering-mark.js';
-import type { KeyEntry, OrderingStore } from './ordering-store.js';
+import { markOf } from './ordering-mark.js';
+import { checkOrderingSetup, type OrderingSetup } from './ordering-options.js';
+import { staleReporter } from './ordering-stale-report.js';
+import type { KeyEntry } from './ordering-store.js';
 import { OrderingWait } from './ordering-wait.js';
 import type { AttemptContext, DeadLetter, JobProcessor, QueuedEvent } from './queue.js';
 import type { WorkforceEvent } from './types.js';
 
-/** `createReceiver({ ordering })`: one event per key at a time, and never an older one over a newer one. */
-export interface OrderingOptions {
-  /** The record key of an event. Default `byDefaultKeys()`: `leave.*` by `data.leaveRequestId`. */
-  readonly key?: OrderingKey;
-  /** An event older than its key's newest handled one: `skip` it (default) or `run` it with `ctx.stale`. */
-  readonly stale?: 'skip' | 'run';
-  /** How long a failing event holds newer events of its key before they go ahead. Default 5 minutes. */
-  readonly maxWaitMs?: number;
-}
-
-// An answer of a store that may answer at once (in process) or with a promise.
-const isPromise = <T>(value: T | Promise<T>): value is Promise<T> =>
-  typeof (value as Promise<T> | undefined)?.then === 'function';
+export type { OrderingOptions, OrderingSetup } from './ordering-options.js';
 
 /** What the receiver does with ordering on. */
 export interface Ordering {
@@ -45,19 +36,6 @@ export interface Ordering {
   deadLettered(letter: DeadLetter): Promise<void>;
   /** Resolves once no refused watermark write is tried again, or after `timeoutMs` (logged: on close). */
   settled(timeoutMs: number): Promise<void>;
-}
-
-/** What `createOrdering` needs beside the user's options. */
-export interface OrderingSetup extends OrderingOptions {
-  readonly store: OrderingStore | undefined;
-  /** The store is shared by other instances (not in-process): a key may be given up where no wake-up reaches. */
-  readonly shared: boolean;
-  readonly leaseMs: number;
-  readonly doneTtlMs: number;
-  /** Each call to a shared store is given up after it (the receiver's `storeTimeoutMs`). Default 2000. */
-  readonly timeoutMs?: number;
-  readonly logger: Logger;
-  readonly onStale: ((event: WorkforceEvent, newer: OrderingMark) => unknown) | undefined;
 }
 
 // How soon a durable queue looks again at a key held on another instance (plus up to as much jitter).
@@ -80,26 +58,11 @@ export function createOrdering({
   logger,
   onStale,
 }: OrderingSetup): Ordering {
-  if (given === undefined)
-    throw new ConfigurationError(
-      'ordering needs a store that keeps watermarks (every store of this package does)',
-    );
-  // A store written before `renew` was required: renewing with `enter` could take back a key its run gave up.
-  if (typeof given.renew !== 'function')
-    throw new ConfigurationError(
-      "the store's ordering has no renew(key, owner, run, leaseMs): add it (extend the run's own lease only while that run still has it; see OrderingStore)",
-    );
-  if (typeof key !== 'function') throw new ConfigurationError('ordering.key must be a function');
-  if (stale !== 'skip' && stale !== 'run')
-    throw new ConfigurationError(`ordering.stale must be 'skip' or 'run'`);
-  if (!Number.isFinite(maxWaitMs) || maxWaitMs <= 0)
-    throw new ConfigurationError('ordering.maxWaitMs must be a positive number');
-  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
-    throw new ConfigurationError('the ordering store deadline (storeTimeoutMs) must be a positive number');
+  const checked = checkOrderingSetup({ key, stale, maxWaitMs, timeoutMs, store: given });
   // A store that can stall (Redis or Postgres silent) gets the receiver's deadline on every step, as claims do: a
   // watermark write that hangs would otherwise hold its key and turn an attempt whose handlers succeeded into one cut
   // by its time limit (retried, or dead-lettered). An in-process store answers at once and costs no timer.
-  const store = shared ? withOrderingDeadline(given, timeoutMs) : given;
+  const store = shared ? withOrderingDeadline(checked, timeoutMs) : checked;
 
   // Each run of an event (an attempt on this instance, with its waits) holds the key as its own: the event's retry on
   // another instance waits for handlers of an earlier run still running here, and a run that settles late never
@@ -112,26 +75,8 @@ export function createOrdering({
   const gates = new KeyGates();
   const wake = (orderingKey: string): void => gates.wake(orderingKey);
 
-  // Never awaited: a skip is answered (or its attempt ends) whatever `onStale` takes, so a slow one cannot turn a
-  // skipped event into a timed-out attempt, retried and dead-lettered.
-  const reportStale = (event: WorkforceEvent, watermark: string): void => {
-    const newer = markedEvent(watermark);
-    // The type only in the spec's shape: any other text of it is the body's.
-    logger.info(
-      { ...eventLogFields(event), newerEventId: newer.id },
-      'workforce-webhooks: stale event skipped (a newer one of its record was handled)',
-    );
-    if (onStale === undefined) return;
-    const threw = (error: unknown): void => {
-      logger.error({ eventId: event.id, err: error }, 'workforce-webhooks: onStale threw');
-    };
-    try {
-      const reported = onStale(event, newer);
-      if (isPromise(reported)) reported.then(undefined, threw);
-    } catch (error) {
-      threw(error);
-    }
-  };
+  // Never awaited: a slow `onStale` cannot turn a skipped event into a timed-out attempt.
+  const reportStale = staleReporter({ logger, onStale });
 
   // A watermark the store refused is written again, the key kept meanwhile (made once; its timers only on a failure).
   const retryLeave = leaveRetries({ store, leaseMs, maxWaitMs, ttlMs: doneTtlMs, logger });
@@ -144,54 +89,9 @@ export function createOrdering({
   // refuses renewals (out of memory, away) lets the lease lapse while the run's handlers or its watermark write go
   // on. The wait ends with the run's wake-up, or looks again after a lease.
   const heldHere: KeyEntry = { status: 'busy', retryInMs: leaseMs };
-  // The key given up here: by `leaving`, the run that wrote its mark, if any; waiters of this process look again.
-  const release = (orderingKey: string, leaving: OrderedAttempt | undefined): void => {
-    if (leaving !== undefined) held.done(leaving);
-    wake(orderingKey);
-  };
 
-  // Moves the key's watermark and gives the key up (the run's; any run of the event when none is named: a dead
-  // letter); never rejects. `leaving`, the run that wrote the mark, holds the key here until the mark lands (tried
-  // again while the store refuses it) or is given up. No promise when the store answers at once.
-  const leave = (
-    orderingKey: string,
-    eventId: string,
-    mark: string | undefined,
-    runId?: string,
-    leaving?: OrderedAttempt,
-  ): Promise<void> | undefined => {
-    const failed = (error: unknown): void => {
-      logger.error({ eventId, err: error }, 'workforce-webhooks: could not give up an ordering key');
-      // Spec rule 4: a watermark not moved lets an older event of the record run over this one, so it is written
-      // again, the key kept until then. Without a mark the key's lease just lapses by itself.
-      if (mark !== undefined)
-        retryLeave(orderingKey, eventId, mark, runId, () => release(orderingKey, leaving));
-      else release(orderingKey, leaving);
-    };
-    let landed: boolean | Promise<boolean>;
-    try {
-      landed = store.leave(orderingKey, eventId, mark, doneTtlMs, runId);
-    } catch (error) {
-      failed(error);
-      return undefined;
-    }
-    if (!isPromise(landed)) {
-      release(orderingKey, leaving);
-      return undefined;
-    }
-    return landed.then(() => release(orderingKey, leaving), failed);
-  };
-
-  const hold = async (orderingKey: string, eventId: string, runId: string): Promise<void> => {
-    try {
-      await store.hold(orderingKey, eventId, maxWaitMs, runId);
-    } catch (error) {
-      logger.error({ eventId, err: error }, 'workforce-webhooks: could not hold an ordering key');
-    } finally {
-      // Waiters look again: the hold may already have passed its bound.
-      wake(orderingKey);
-    }
-  };
+  // How a run gives its key up: its watermark written (again while the store refuses it), or the key held.
+  const { leave, hold } = keyRelease({ store, held, retryLeave, wake, doneTtlMs, maxWaitMs, logger });
 
   const skip = async (
     orderingKey: string,

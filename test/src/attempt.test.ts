@@ -1,7 +1,8 @@
 // One attempt: its time limit, its abort, and what it keeps of the handlers that succeeded when it fails.
 import { describe, expect, it } from 'vitest';
 import { HandlerFailure, HandlerTimeoutError, type QueuedEvent, WebhookError } from 'workforce-webhooks';
-import { startAttempt, Watchdog } from '../../src/attempt.js';
+import { startAttempt } from '../../src/attempt.js';
+import { Watchdog } from '../../src/watchdog.js';
 
 const job: QueuedEvent = {
   event: {
