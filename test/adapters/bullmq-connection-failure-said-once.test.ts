@@ -1,15 +1,9 @@
-// The BullMQ queue's connections while Redis refuses the password or is away: each kind of failure is said once,
-// with its fix, until a connection is ready again, not once per reconnect (every few seconds) with a stack.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryStore, createReceiver, type Logger } from 'workforce-webhooks';
 import { createBullmqQueue } from 'workforce-webhooks/bullmq';
 import { createSignedDelivery } from 'workforce-webhooks/testing';
-import { hasRedisServer, launchRedisServer, startRedisServer } from '../setup/redis-server.js';
-import { onFreePort } from '../support/free-port.js';
+import { hasRedisServer, startRedisServer } from '../setup/redis-server.js';
 
 const secret = 'whsec_bullmq_said_once';
 const encoder = new TextEncoder();
@@ -38,17 +32,9 @@ describe.skipIf(!hasRedisServer())('createBullmqQueue while its connections keep
   it('says a refused password once with its fix however often the connections retry, and again after a ready', {
     timeout: 120_000,
   }, async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'wfwh-bullmq-said-once-'));
-    const { port, child } = await onFreePort(async (port) => ({
-      port,
-      child: await launchRedisServer(port, dir, ['--requirepass', 'the-right-one']),
-    }));
-    cleanups.push(async () => {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGKILL');
-      await exited;
-      await rm(dir, { recursive: true, force: true });
-    });
+    const server = await startRedisServer(['--requirepass', 'the-right-one']);
+    cleanups.push(() => server.dispose());
+    const { port } = server;
     let retries = 0;
     const { logger, lines } = recordingLogger();
     const receiver = createReceiver({

@@ -1,16 +1,10 @@
-// The Redis store while its client cannot connect (a wrong address or password) and reconnects only every few
-// seconds: each delivery is answered 503 at once and logged with why and the fix, not held for storeTimeoutMs in the
-// client's offline queue and then logged as a bare outage.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createReceiver, silentLogger } from 'workforce-webhooks';
 import { createRedisStore } from 'workforce-webhooks/redis';
 import { createSignedDelivery } from 'workforce-webhooks/testing';
-import { hasRedisServer, launchRedisServer } from '../setup/redis-server.js';
-import { freePort, onFreePort } from '../support/free-port.js';
+import { hasRedisServer, startRedisServer } from '../setup/redis-server.js';
+import { freePort } from '../support/free-port.js';
 
 const secret = 'whsec_redis_claim_cannot_connect';
 const encoder = new TextEncoder();
@@ -21,18 +15,9 @@ afterEach(async () => {
 
 // A redis-server of the test's own that wants a password, stopped after the test.
 const passwordRedis = async (): Promise<number> => {
-  const dir = await mkdtemp(join(tmpdir(), 'wfwh-redis-cannot-connect-'));
-  const { port, child } = await onFreePort(async (port) => ({
-    port,
-    child: await launchRedisServer(port, dir, ['--requirepass', 'the-right-one']),
-  }));
-  cleanups.push(async () => {
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGKILL');
-    await exited;
-    await rm(dir, { recursive: true, force: true });
-  });
-  return port;
+  const server = await startRedisServer(['--requirepass', 'the-right-one']);
+  cleanups.push(() => server.dispose());
+  return server.port;
 };
 
 describe.skipIf(!hasRedisServer())('Redis store: claims while the client cannot connect', () => {

@@ -1,15 +1,10 @@
-// A wrong password or address said once per Redis, however many of the process's clients try it (each receiver's
-// store on a client of its own, a BullMQ queue's connections), until one of them is ready again.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createReceiver, type Logger, silentLogger } from 'workforce-webhooks';
 import { createBullmqQueue } from 'workforce-webhooks/bullmq';
 import { createRedisStore } from 'workforce-webhooks/redis';
-import { hasRedisServer, launchRedisServer } from '../setup/redis-server.js';
-import { freePort, onFreePort } from '../support/free-port.js';
+import { hasRedisServer, startRedisServer } from '../setup/redis-server.js';
+import { freePort } from '../support/free-port.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -18,18 +13,9 @@ afterEach(async () => {
 
 // A redis-server of the test's own that wants `the-right-one`, stopped after the test.
 const passwordRedis = async (): Promise<number> => {
-  const dir = await mkdtemp(join(tmpdir(), 'wfwh-redis-said-once-'));
-  const { port, child } = await onFreePort(async (port) => ({
-    port,
-    child: await launchRedisServer(port, dir, ['--requirepass', 'the-right-one']),
-  }));
-  cleanups.push(async () => {
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGKILL');
-    await exited;
-    await rm(dir, { recursive: true, force: true });
-  });
-  return port;
+  const server = await startRedisServer(['--requirepass', 'the-right-one']);
+  cleanups.push(() => server.dispose());
+  return server.port;
 };
 
 // Two receivers (two endpoints), each with its store on a client of its own to `url`, one logger; the lines it got

@@ -1,16 +1,10 @@
-// The Redis store on a client whose password Redis refuses: the password never reaches a log, neither in the
-// store's own line nor in the error logged with each delivery answered 503.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createReceiver, type Logger } from 'workforce-webhooks';
 import { createRedisStore } from 'workforce-webhooks/redis';
 import { createSignedDelivery } from 'workforce-webhooks/testing';
-import { hasRedisServer, launchRedisServer } from '../setup/redis-server.js';
-import { onFreePort } from '../support/free-port.js';
+import { hasRedisServer, startRedisServer } from '../setup/redis-server.js';
 
 const secret = 'whsec_redis_refused_login';
 const encoder = new TextEncoder();
@@ -44,17 +38,9 @@ describe.skipIf(!hasRedisServer())('Redis store: a login Redis refuses', () => {
     'never logs the password with %s, in the store line or the 503s',
     { timeout: 60_000 },
     async (_, password, url) => {
-      const dir = await mkdtemp(join(tmpdir(), 'wfwh-redis-login-'));
-      const { port, child } = await onFreePort(async (port) => ({
-        port,
-        child: await launchRedisServer(port, dir, ['--requirepass', 'the-right-one']),
-      }));
-      cleanups.push(async () => {
-        const exited = new Promise((resolve) => child.once('exit', resolve));
-        child.kill('SIGKILL');
-        await exited;
-        await rm(dir, { recursive: true, force: true });
-      });
+      const server = await startRedisServer(['--requirepass', 'the-right-one']);
+      cleanups.push(() => server.dispose());
+      const { port } = server;
       const client = new Redis(url(port), { maxRetriesPerRequest: 1 });
       let errors = 0;
       client.on('error', () => {

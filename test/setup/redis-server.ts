@@ -95,16 +95,17 @@ export function launchRedisServer(
 }
 
 /**
- * Starts a redis-server on a free port of 127.0.0.1, in a temporary directory.
+ * Starts a redis-server on a free port of 127.0.0.1, in a temporary directory, with `args` added to its command line
+ * (each start).
  * @example
- * const redis = await startRedisServer();
+ * const redis = await startRedisServer(['--requirepass', 'the-right-one']);
  * await redis.stop(); await redis.start(); await redis.dispose();
  */
-export async function startRedisServer(): Promise<RedisServer> {
+export async function startRedisServer(args: readonly string[] = []): Promise<RedisServer> {
   const dir = await mkdtemp(join(tmpdir(), 'wfwh-redis-'));
   const { port, launched } = await onFreePort(async (port) => ({
     port,
-    launched: await launchRedisServer(port, dir),
+    launched: await launchRedisServer(port, dir, args),
   }));
   let child: ChildProcess | undefined = launched;
   const stop = async ({ crash = false } = {}): Promise<void> => {
@@ -128,7 +129,7 @@ export async function startRedisServer(): Promise<RedisServer> {
       child?.kill('SIGCONT');
     },
     async start() {
-      if (child === undefined) child = await launchRedisServer(port, dir);
+      if (child === undefined) child = await launchRedisServer(port, dir, args);
     },
     async dispose() {
       await stop();
