@@ -96,7 +96,9 @@ export function orderingStatements(
     ],
     // Taken when free, lapsed or already the owner's (who keeps `since` for LAPSED_KEPT_MS past its lease or hold,
     // as the cleanup does), unless another run of the owner has a live lease (its handlers still run); without a run
-    // ($4 NULL) the owner's call renews whatever run has it. The watermark read from the snapshot.
+    // ($4 NULL) the owner's call renews whatever run has it. The watermark is the taken row's: the statement's
+    // snapshot predates a leave that committed while this statement waited for its row (another instance's newer
+    // event), and read from it an older event would take the key without that event's watermark, and run over it.
     enter: `WITH taken AS (
         INSERT INTO ${t} AS r (record_key, owner, run, since, lease_until)
         SELECT $1, $2, ${runOf('$2', '$4')}, now(), ${ms('$3')} FROM ${bounded}
@@ -106,10 +108,9 @@ export function orderingStatements(
           owner = excluded.owner, lease_until = excluded.lease_until
         WHERE r.owner IS NULL OR r.lease_until < now() OR (r.owner = excluded.owner
           AND (excluded.run IS NULL OR NOT ${hasRun('r')} OR r.run = excluded.run))
-        RETURNING 1
+        RETURNING CASE WHEN r.mark_until >= now() THEN r.mark END AS mark
       )
-      SELECT EXISTS (SELECT 1 FROM taken) AS entered,
-        (SELECT mark FROM ${t} WHERE record_key = $1 AND mark_until >= now()) AS watermark,
+      SELECT EXISTS (SELECT 1 FROM taken) AS entered, (SELECT mark FROM taken) AS watermark,
         (SELECT ceil(extract(epoch FROM (lease_until - now())) * 1000) FROM ${t} WHERE record_key = $1) AS retry_ms`,
     // Idle (no run has it) until `maxWaitMs` after the owner first entered; with a run ($4), only that run's lease.
     hold: `UPDATE ${t} SET lease_until = since + $3 * interval '1 millisecond', run = NULL FROM ${bounded}
