@@ -17,6 +17,11 @@ export interface Claims {
    * else 0; asked once, then forgotten (as on the claim's done mark or release).
    */
   took(token: string): number;
+  /**
+   * What a failed claim means, as the store reads it (`DedupeStore.explain`): `error` itself when it has no reading,
+   * or when its reading throws.
+   */
+  explain(error: unknown): unknown;
   /** Marks the id done for the dedupe window. */
   complete(id: string, token: string): Promise<void>;
   /** Gives the claim up, so the sender's retry can take it. */
@@ -159,6 +164,15 @@ export function createClaims({
             claimEnded,
           );
         },
+    // Asked only on the way to a 503: a delivery the store answered costs nothing of it.
+    explain(error) {
+      if (store.explain === undefined) return error;
+      try {
+        return store.explain(error) ?? error;
+      } catch {
+        return error;
+      }
+    },
     took(token) {
       if (slowClaims.size === 0) return 0;
       const ms = slowClaims.get(token) ?? 0;

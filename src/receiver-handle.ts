@@ -24,14 +24,27 @@ import { observeClaim, observeDelivery, observeEvent, traceOf } from './telemetr
 import type { WorkforceEvent } from './types.js';
 
 const OWN_PREFIX = /^workforce-webhooks: /;
+const encoder = new TextEncoder();
+
+// The fix for a `body` that is not the request's bytes, naming what was given (its kind, never its content).
+const bodyFix = (body: unknown): string =>
+  `pass the raw request bytes as \`body\` (a Uint8Array or Buffer as received, or the body read as text), read before any JSON parser; got ${
+    body === undefined || body === null
+      ? 'none'
+      : body instanceof ArrayBuffer
+        ? 'an ArrayBuffer: pass new Uint8Array(buffer)'
+        : typeof body === 'object'
+          ? 'an object (a parsed body?)'
+          : typeof body
+  }`;
 
 /** What adapters pass to `receiver.handle`. */
 export interface HandleInput {
   /** Request method; anything but POST is answered 405. */
   readonly method?: string;
   readonly headers: HeadersInput;
-  /** The raw body exactly as received. */
-  readonly body?: Uint8Array;
+  /** The raw body exactly as received; text (`await request.text()`) is taken as its UTF-8 bytes. */
+  readonly body?: Uint8Array | string;
   /** Set instead of `body` when the adapter could not get the raw bytes. */
   readonly bodyProblem?: BodyProblem;
 }
@@ -120,13 +133,15 @@ export function createHandle({
   // The hot path: one HMAC over the bytes as received, one JSON.parse, one claim, one enqueue. A refusal is
   // answered at once (node:crypto); anything that reached the store answers with a promise.
   const handle = (input: HandleInput, delivery: DeliveryObserver | undefined): Answer => {
-    const { method, headers, body, bodyProblem } = input;
+    const { method, headers, bodyProblem } = input;
     if (method !== undefined && method !== 'POST' && method.toUpperCase() !== 'POST')
       return answers.methodNotAllowed;
     if (state.closing) return answers.unavailable.shutting_down;
     if (bodyProblem !== undefined) return refuseBody(bodyProblem);
-    if (body === undefined)
-      return refuseBody({ kind: 'raw_body_unavailable', fix: 'pass the raw request bytes as `body`' });
+    // Text is taken as its UTF-8 bytes, as verifySignature takes it (`await request.text()`); from JavaScript, what a
+    // parser left (an object), an ArrayBuffer or nothing is the host's mistake, answered with the fix, not a 500 of ours.
+    const body = typeof input.body === 'string' ? encoder.encode(input.body) : input.body;
+    if (!ArrayBuffer.isView(body)) return refuseBody({ kind: 'raw_body_unavailable', fix: bodyFix(body) });
     if (body.byteLength > maxBodyBytes) return answers.payloadTooLarge;
     const secretsNow = secrets();
     if (secretsNow === undefined) {
@@ -139,12 +154,12 @@ export function createHandle({
     try {
       verified = checkSignature(body, header, secretsNow, toleranceSeconds, now());
     } catch (error) {
-      return refuseSignature(error, deliveryId, input);
+      return refuseSignature(error, deliveryId, headers, body);
     }
     if (verified instanceof Promise) {
       return verified.then(
         () => accept(body, headers, deliveryId, delivery),
-        (error: unknown) => refuseSignature(error, deliveryId, input),
+        (error: unknown) => refuseSignature(error, deliveryId, headers, body),
       );
     }
     return accept(body, headers, deliveryId, delivery);
@@ -155,7 +170,8 @@ export function createHandle({
   const refuseSignature = (
     error: unknown,
     deliveryId: string | undefined,
-    { headers, body }: HandleInput,
+    headers: HeadersInput,
+    body: Uint8Array,
   ): WebhookResponse => {
     if (!(error instanceof WebhookVerificationError)) throw error;
     const { code } = error;
@@ -164,8 +180,7 @@ export function createHandle({
     if (error instanceof StaleSignatureError)
       refusals.refused(code, error.signed ? error.ageSeconds : undefined);
     else if (code === 'signature_mismatch') refusals.refused(code);
-    else if (body !== undefined && isServiceDelivery(body, headers))
-      refusals.refused(code, undefined, headers);
+    else if (isServiceDelivery(body, headers)) refusals.refused(code, undefined, headers);
     return answers.badRequest[code];
   };
 
@@ -216,8 +231,10 @@ export function createHandle({
   };
 
   // The store's own message may start with the package's name too: said once in the line.
-  const storeDown = (event: WorkforceEvent, error: unknown): WebhookResponse => {
-    // A store that says how it is set up wrong (a table never made) is not an outage: its error carries the fix.
+  const storeDown = (event: WorkforceEvent, failure: unknown): WebhookResponse => {
+    // A store that says how it is set up wrong (a table never made) is not an outage: its error carries the fix. One
+    // whose call the receiver's own deadline cut short is asked what that means (an address that never answered).
+    const error = failure instanceof ConfigurationError ? failure : claims.explain(failure);
     logger.error(
       { eventId: event.id, err: error },
       error instanceof ConfigurationError

@@ -7,12 +7,18 @@ import {
   replayDeadLetters,
 } from './dead-letter-bulk.js';
 import { createEnqueue } from './enqueue.js';
-import { WebhookError } from './errors.js';
+import { ConfigurationError, WebhookError } from './errors.js';
 import { createInlineRunner } from './inline.js';
 import { createWarnOnce, type Logger } from './logger.js';
 import { type ReceiverOptions, resolveOptions } from './options.js';
 import { startProcessing } from './processing.js';
-import type { DeadLetterFilter, DeadLetterPage, DeadLetterQuery, ReplayOptions } from './queue.js';
+import type {
+  DeadLetter,
+  DeadLetterFilter,
+  DeadLetterPage,
+  DeadLetterQuery,
+  ReplayOptions,
+} from './queue.js';
 import { createFetch, type FetchPlatform } from './receiver-fetch.js';
 import { createHandle, type HandleInput, type ReceiverState } from './receiver-handle.js';
 import { createRefusalReport } from './refusal-report.js';
@@ -40,6 +46,22 @@ export type { BodyProblem, HandleInput } from './receiver-handle.js';
 // close() with no timeoutMs.
 const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
 
+// What replay() says when given neither an event id nor a dead letter: a queue would answer false, and the letter stay.
+const NOT_A_LETTER =
+  'replay takes a dead letter or its event id, as deadLetters() reads them: receiver.replay(letter) or receiver.replay(letter.event.id)';
+
+// The letter's event id and failure time, or undefined for anything that is not a dead letter.
+const letterOf = (given: unknown): { readonly id: string; readonly failedAt: number } | undefined => {
+  if (typeof given !== 'object' || given === null) return undefined;
+  const { event, failedAt } = given as {
+    readonly event?: { readonly id?: unknown };
+    readonly failedAt?: unknown;
+  };
+  return typeof event?.id === 'string' && typeof failedAt === 'number'
+    ? { id: event.id, failedAt }
+    : undefined;
+};
+
 /** A webhook receiver: register handlers, mount it with an adapter (or call `fetch`), close it on shutdown. */
 export interface Receiver<M = EventDataMap> {
   /** Runs `handler` for a type, several types, or a `prefix.*`; `event.data` is typed from the map. */
@@ -66,8 +88,12 @@ export interface Receiver<M = EventDataMap> {
    * page before to read the next; every dead letter stays kept until it is replayed.
    */
   deadLetters(query?: DeadLetterQuery): Promise<DeadLetterPage>;
-  /** Runs a dead letter's handlers again; false when there is no dead letter with that event id (or another replay took it). */
-  replay(eventId: string): Promise<boolean>;
+  /**
+   * Runs a dead letter's handlers again, given its event id or the letter itself as `deadLetters()` read it (then
+   * only that failure: false when it was replayed and failed again since); false when there is no such dead letter
+   * (or another replay took it). Anything else rejects with a `ConfigurationError`.
+   */
+  replay(letter: string | Pick<DeadLetter, 'event' | 'failedAt'>): Promise<boolean>;
   /**
    * Replays every dead letter that matches `filter` (`type` like `leave.*`, `since` / `until` on the last
    * failure), `concurrency` at a time; each runs once even when two calls or instances replay them together.
@@ -228,7 +254,14 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
       return drained;
     },
     deadLetters: (query) => queue.deadLetters(query),
-    replay,
+    // The letter itself, as read, is the natural call after deadLetters(): given to a queue as it is, it would be
+    // answered false (no letter has that id) and the event left a dead letter with nobody told.
+    replay(given) {
+      if (typeof given === 'string') return replay(given);
+      const letter = letterOf(given);
+      if (letter === undefined) return Promise.reject(new ConfigurationError(NOT_A_LETTER));
+      return replay(letter.id, { failedAt: letter.failedAt });
+    },
     replayDeadLetters: (filter, options) =>
       replayDeadLetters({ deadLetters: (query) => queue.deadLetters(query), replay }, filter, options),
     discardDeadLetters: (filter, options) => discardDeadLetters(queue, filter, options),

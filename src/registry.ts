@@ -65,12 +65,18 @@ export function createRegistry(): Registry {
     match(type) {
       let found = cache.get(type);
       if (found === undefined) {
-        const seen = new Set<RegisteredHandler>();
+        // One function runs once per event however its patterns overlap (on('leave.approved', h) then
+        // on('leave.*', h)), as one on([...], h) does: its first registration, whose index the retries count by.
+        const seen = new Set<Handler>();
+        const list: RegisteredHandler[] = [];
         for (const { exact, prefix, entry } of rules) {
           const hit = exact !== undefined ? exact === type : prefix === undefined || type.startsWith(prefix);
-          if (hit) seen.add(entry);
+          if (hit && !seen.has(entry.handler)) {
+            seen.add(entry.handler);
+            list.push(entry);
+          }
         }
-        found = [...seen];
+        found = list;
         cache.set(type, found);
       }
       return found;

@@ -50,6 +50,12 @@ export interface DedupeStore {
    * rejects, within the store's own deadline.
    */
   begin?(eventId: string, signal?: AbortSignal): Promise<EventTransaction | 'committed'>;
+  /**
+   * Optional: what a call's failure means, asked for each delivery the receiver answers 503 `store_unavailable`
+   * (its own `storeTimeoutMs` passed included): a `ConfigurationError` with the fix when the store is set up wrong
+   * (an address where its server never answered), else `error` as it is, so the delivery's log line says why.
+   */
+  explain?(error: unknown): unknown;
   /** The per-key lease and watermark of `createReceiver({ ordering })` (spec rule 4). */
   readonly ordering?: OrderingStore;
   /**

@@ -30,7 +30,7 @@ describe.skipIf(!postgresUrl)('Postgres ordering: an entry racing the previous o
       expect(rows).toEqual([{ had: true }]);
 
       // The older event's entry starts now, and waits for the leaving row; the leave lands once it waits.
-      const entry = keys.enter(key, 'older', 30_000, 'run-o');
+      const entry = Promise.resolve(keys.enter(key, 'older', 30_000, 'run-o'));
       let answered = false;
       const answer = (): void => {
         answered = true;

@@ -70,11 +70,18 @@ describe('the Postgres store on an address that never answered, behind a receive
     expect(JSON.stringify(logger.lines)).not.toContain('hunter2');
   });
 
-  it('says the fix once when the receiver gives up on the store first', { timeout: 60_000 }, async () => {
+  it('logs each delivery with the fix when the receiver gives up on the store first, and warns once when the store does', {
+    timeout: 60_000,
+  }, async () => {
     const { logger, deliver, storeDeadlinesPassed } = await receiverOnSilentAddress({ storeTimeoutMs: 1000 });
     for (let i = 0; i < 3; i++) expect((await deliver()).status).toBe(503);
     await storeDeadlinesPassed();
-    expect(logger.lines.filter((line) => line.level === 'error')).toHaveLength(3);
+    const errors = logger.lines.filter((line) => line.level === 'error');
+    expect(errors).toHaveLength(3);
+    for (const line of errors)
+      expect(JSON.stringify(line)).toMatch(
+        /Postgres has never answered at this address\): check the host and port/,
+      );
     const told = logger.lines.filter((line) => FIX.test(line.msg ?? ''));
     expect(told).toHaveLength(1);
     expect(told[0]!.level).toBe('warn');
