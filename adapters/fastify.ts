@@ -66,14 +66,18 @@ export function createFastifyPlugin(
   // connection is closed after it; on HTTP/2 the request's stream is, once the answer is sent, or it and its unread
   // body stay open and a graceful close waits on them (RFC 9113 section 8.1 lets a server reset a stream after a
   // complete response; close() resets it with NO_ERROR).
+  // With no `bodyProblem`, a request answered unread (not POST: 405), its body not waited for.
   const refuse = (
     request: FastifyRequest,
     reply: FastifyReply,
-    bodyProblem: BodyProblem,
+    bodyProblem: BodyProblem | undefined,
   ): Promise<void> | undefined => {
     const { raw } = request;
     const input = { method: raw.method, headers: raw.headers, bodyProblem };
-    if (raw.httpVersionMajor !== 2) return answer(reply, input);
+    if (raw.httpVersionMajor !== 2) {
+      if (bodyProblem === undefined && !raw.complete) reply.header('connection', 'close');
+      return answer(reply, input);
+    }
     if (!raw.readableEnded) {
       const { stream } = reply.raw as unknown as Http2ServerResponse;
       stream.once('finish', () => stream.close());
@@ -88,6 +92,11 @@ export function createFastifyPlugin(
     payload: Readable,
     done: (error: Error | null, body?: Uint8Array) => void,
   ): void => {
+    // Not POST: answered (405) unread, as by every other adapter, not after waiting up to bodyTimeoutMs for a body.
+    if (request.raw.method !== 'POST') {
+      done(null);
+      return;
+    }
     // An app hook drained the stream: raw-body would only see it as not readable.
     if (payload.readableEnded) {
       done(new BodyRefused('read'));
@@ -104,6 +113,7 @@ export function createFastifyPlugin(
   const readUnparsable = (request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined => {
     const { raw } = request;
     const { method, headers } = raw;
+    if (method !== 'POST') return refuse(request, reply, undefined);
     if (raw.readableEnded) return refuse(request, reply, bodyProblemOf('read', STREAM_FIX));
     // A preParsing hook took the socket's stream and the one it handed on is not reachable from here.
     if (raw.readableFlowing !== null) return refuse(request, reply, { kind: 'unreadable' });
@@ -140,6 +150,7 @@ export function createFastifyPlugin(
     });
     fastify.all(path, (request: FastifyRequest, reply) => {
       const { method, headers } = request.raw;
+      if (method !== 'POST') return refuse(request, reply, undefined);
       const { body } = request;
       return answer(
         reply,

@@ -7,6 +7,7 @@ import type { Logger } from '../src/logger.js';
 import type { BodyProblem, HandleInput, Receiver } from '../src/receiver.js';
 import { notAReceiver } from '../src/receiver-given.js';
 import type { WebhookResponse } from '../src/responses.js';
+import { withoutConnection } from './node-answer.js';
 
 const HONO_FIX =
   "the body was read before the webhook handler (c.req.json(), c.req.text() or a validator('json') ran first?), so only re-serialised text is left. Give the webhook route no validator or body middleware: app.all('/webhooks/workforce', createHonoHandler(receiver))";
@@ -48,9 +49,13 @@ export function createHonoHandler(
     // rather than through the Headers wrapper, which normalises every name looked up.
     const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
     const headers = incoming?.headers ?? raw.headers;
-    const body = await readHonoBody(c, receiver.maxBodyBytes, receiver.bodyTimeoutMs, incoming !== undefined);
+    // Not POST: answered (405) unread, as by every other adapter, not after waiting up to bodyTimeoutMs for a body.
+    const body =
+      raw.method === 'POST'
+        ? await readHonoBody(c, receiver.maxBodyBytes, receiver.bodyTimeoutMs, incoming !== undefined)
+        : undefined;
     const answer = handle(
-      body instanceof Uint8Array
+      body === undefined || body instanceof Uint8Array
         ? { method: raw.method, headers, body }
         : { method: raw.method, headers, bodyProblem: body },
     );
@@ -60,7 +65,10 @@ export function createHonoHandler(
     // serves requests with a ctx (Workers' fetch) and without (app.request() in a scheduled handler, a test).
     if (incoming === undefined) keepAlive(c, response, waitUntilThrew);
     // Every answer of the status table carries a JSON body.
-    return c.body(response.body, response.status as ContentfulStatusCode, response.headers);
+    // HTTP/2 has no `connection` header: Node would drop the one a refused body's answer carries with a warning.
+    const answerHeaders =
+      incoming?.httpVersionMajor === 2 ? withoutConnection(response.headers) : response.headers;
+    return c.body(response.body, response.status as ContentfulStatusCode, answerHeaders);
   };
 }
 
