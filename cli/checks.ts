@@ -163,7 +163,7 @@ export async function runChecks({
   for (const [index, check] of checks.entries()) {
     onProgress?.(index, checks.length + 1, check.name);
     const answer = await postDelivery(check.url ?? url, await check.delivery(), timeoutMs);
-    const result = judge(check, check.url ?? url, answer, redirects);
+    const result = judge(check, check.url ?? url, answer, redirects, secret);
     results.push(result);
     onProgress?.(index, checks.length + 1, check.name, result);
   }
@@ -198,7 +198,13 @@ function redirectSummary(redirects: readonly Redirect[], checks: number): string
     .join('; ');
 }
 
-function judge(check: Check, url: string, answer: PostResult, redirects: Redirect[]): CheckResult {
+function judge(
+  check: Check,
+  url: string,
+  answer: PostResult,
+  redirects: Redirect[],
+  secret: string,
+): CheckResult {
   const failed = { label: check.label, rule: check.rule };
   if ('error' in answer) {
     const reason = answer.error.startsWith('no answer')
@@ -237,7 +243,8 @@ function judge(check: Check, url: string, answer: PostResult, redirects: Redirec
     };
   }
   const reason = check.judge(answer.status);
-  const hint = reason === undefined ? undefined : hintFor(answer.status, answer.body);
+  const hint =
+    reason === undefined ? undefined : hintFor(answer.status, answer.body, '--url', { url, secret });
   const shown = shownBody(answer.body, answer.truncated);
   return {
     name: check.name,

@@ -20,7 +20,9 @@ export const DEAD_LETTERS_USAGE = `Usage: workforce-webhooks dead-letters <list|
 Reads the dead letters of a deployed BullMQ queue (workforce-webhooks/bullmq) straight from Redis: no app, no
 handlers. The app's own workers run what replay queues again. Needs the bullmq package. Exits 1 when Redis cannot
 be reached: it refuses the connection, or leaves a read, a replay or a discard unanswered for 10 s. Exits 2 when
-that Redis holds no queue of that --queue and --prefix (a mistyped name reads as no queue, not as an empty one).
+that Redis holds no queue of that --queue and --prefix (a mistyped name reads as no queue, not as an empty one), or
+is a read-only replica (give its primary). Ctrl-C during a replay or discard starts no letter more, waits for those
+under way, says how many were done and how many stay dead letters, and exits 130; a second Ctrl-C quits at once.
 
   list      one page of dead letters, newest first, as a table; the last line gives the next page's --cursor
   replay    queue every matching dead letter again, each exactly once (also with two replays at the same time)
@@ -90,11 +92,17 @@ export async function deadLetters(argv: readonly string[], io: CliIo): Promise<n
     throw new UsageError(`--concurrency must be at most ${MAX_CONCURRENCY}, got ${concurrency}`);
 
   // bullmq is an optional peer: loaded only by this command.
-  const [{ createBullmqQueue }, { queueUsed }] = await Promise.all([
+  const [{ createBullmqQueue }, { queueUsed }, { refuseReplica }] = await Promise.all([
     import('../adapters/bullmq.js'),
     import('../adapters/bullmq-admin.js'),
+    import('./redis-role.js'),
   ]).catch(() => {
     throw new UsageError('dead-letters needs the bullmq package: npm install bullmq');
+  });
+  // Before the queue opens a connection: on a replica its writes fail, and its connections there outlive its close,
+  // so the command would never end.
+  await refuseReplica(redis).catch((error: unknown) => {
+    throw explained(error, redis);
   });
   // Never started: this queue runs no job, it only reads, replays and discards the queue's dead letters.
   const queue = createBullmqQueue({ connection: redis, name, prefix: values.prefix });
@@ -126,7 +134,21 @@ export async function deadLetters(argv: readonly string[], io: CliIo): Promise<n
         return 1;
       }
     }
-    const { bulk, onProgress, stop } = progressBar(action, total, io);
+    const { bulk, onProgress: show, stop } = progressBar(action, total, io);
+    // Ctrl-C (or SIGTERM) starts no letter more and waits for those under way (each at most Redis's deadline), so
+    // the count said is what was done; a second Ctrl-C ends the process at once, as the handler is gone.
+    const interrupt = io.signal;
+    const interrupted = (): void => {
+      stop();
+      io.stderr(
+        `stopping: waiting for the ${action === 'replay' ? 'replays' : 'discards'} under way (Ctrl-C again to quit at once)\n`,
+      );
+    };
+    interrupt?.addEventListener('abort', interrupted, { once: true });
+    const onProgress = (progress: BulkProgress): void => {
+      show(progress);
+      if (interrupt?.aborted === true) throw new Interrupted();
+    };
     try {
       if (action === 'replay') {
         const { replayed, failed } = await replayDeadLetters(queue, filter, { concurrency, onProgress });
@@ -138,30 +160,50 @@ export async function deadLetters(argv: readonly string[], io: CliIo): Promise<n
       stop();
       io.stdout(`discarded ${discarded}${others(bulk())}\n`);
       return bulk().failed > 0 ? 1 : 0;
+    } catch (error) {
+      if (interrupt?.aborted !== true) throw error;
+      // Stopped between letters: each one is replayed or discarded whole, or not at all.
+      const { succeeded, failed, done } = bulk();
+      const did =
+        action === 'replay' ? `replayed ${succeeded}, failed to enqueue ${failed}` : `discarded ${succeeded}`;
+      const left = Math.max(total - done, 0) + failed;
+      io.stderr(
+        `stopped: ${did}${others(bulk())}; the other ${left} stay dead letters: run the same command again for them\n`,
+      );
+      return 130;
     } finally {
+      interrupt?.removeEventListener('abort', interrupted);
       stop();
     }
   } catch (error) {
-    // The queue's own words name the library; the URL is not repeated, since it may hold a password. A refused
-    // connection and a Redis silent past the queue's admin deadline (10 s a call) both come as queue_unavailable.
-    if ((error as { code?: unknown }).code === 'queue_unavailable')
-      throw new Error(
-        /out of memory/.test((error as Error).message)
-          ? 'Redis at --redis is out of memory (maxmemory): it refuses writes; free memory or raise maxmemory, then run this again'
-          : (refusedLogin((error as Error).message) ??
-              `cannot reach Redis at --redis${redisAdvice(redis, (error as Error).cause)}`),
-        { cause: error },
-      );
-    // A value the queue refuses (a --cursor no page printed): the query's fields are named like the options.
-    if (error instanceof ConfigurationError)
-      throw new UsageError(error.message.replace(/^workforce-webhooks: deadLetters (\w+)/, '--$1'), {
-        cause: error,
-      });
-    throw error;
+    throw explained(error, redis);
   } finally {
     await queue.close({ timeoutMs: 5000 });
   }
 }
+
+// The queue's failures in the CLI's words.
+function explained(error: unknown, redis: string): unknown {
+  // The queue's own words name the library; the URL is not repeated, since it may hold a password. A refused
+  // connection and a Redis silent past the queue's admin deadline (10 s a call) both come as queue_unavailable.
+  if ((error as { code?: unknown }).code === 'queue_unavailable')
+    return new Error(
+      /out of memory/.test((error as Error).message)
+        ? 'Redis at --redis is out of memory (maxmemory): it refuses writes; free memory or raise maxmemory, then run this again'
+        : (refusedLogin((error as Error).message) ??
+            `cannot reach Redis at --redis${redisAdvice(redis, (error as Error).cause)}`),
+      { cause: error },
+    );
+  // A value the queue refuses (a --cursor no page printed): the query's fields are named like the options.
+  if (error instanceof ConfigurationError)
+    return new UsageError(error.message.replace(/^workforce-webhooks: deadLetters (\w+)/, '--$1'), {
+      cause: error,
+    });
+  return error;
+}
+
+// Thrown from the progress callback on Ctrl-C: the bulk call starts no letter more and rejects once those under way end.
+class Interrupted extends Error {}
 
 // Why Redis was not reached, from the connection error's code, with what to do; only the host and port are shown
 // (the URL may hold a password). Nothing for an accepted connection left silent: the queue's deadline ended it.

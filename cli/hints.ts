@@ -29,6 +29,20 @@ const HINTS: Readonly<Record<string, string>> = {
     'the body did not arrive whole in time: does a proxy in front of the receiver hold or trickle request bodies?',
 };
 
+// The package's examples sign with these when WORKFORCE_WEBHOOK_SECRET is unset (examples/express, hono, fastify share
+// one; examples/postgres has its own): a newcomer trying `send` against one needs to know which.
+const DEMO_SECRET = 'whsec_demo_bG9jYWwtdHJpYWxzLW9ubHktbm90LWEtcmVhbC1zZWNyZXQ';
+const POSTGRES_DEMO_SECRET = 'whsec_demo_postgres_local_trials_only';
+
+// Only for a receiver on this machine, where an example is what answers; both are published, so not secrets.
+function demoSecretHint(url: string, secret: string): string {
+  const host = URL.canParse(url) ? new URL(url).hostname : '';
+  if (!/^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i.test(host)) return '';
+  if (secret === DEMO_SECRET || secret === POSTGRES_DEMO_SECRET)
+    return ". --secret is an example's demo secret, so this server was started with WORKFORCE_WEBHOOK_SECRET set: pass that one";
+  return `. An example of this package started without WORKFORCE_WEBHOOK_SECRET checks its demo secret: send with WORKFORCE_WEBHOOK_SECRET=${DEMO_SECRET} (examples/postgres: ${POSTGRES_DEMO_SECRET}), or start it with yours`;
+}
+
 /**
  * The receiver's error code in an answer's `{"error": code}` body, or undefined for any other body.
  * @example
@@ -45,12 +59,20 @@ export function errorCode(body: string): string | undefined {
 
 /**
  * A hint for an answer, read from its `{"error": code}` body; undefined when there is nothing better to say.
- * `urlOption` is the option that gave the endpoint's URL (`--url`, `--deliver-to`).
+ * `urlOption` is the option that gave the endpoint's URL (`--url`, `--deliver-to`); `sent`, where the delivery went
+ * and the secret that signed it, lets a refused signature to this machine name the examples' demo secret.
  * @example
  * hintFor(400, '{"error":"signature_mismatch"}') // "is --secret this endpoint's secret? ..."
  */
-export function hintFor(status: number, body: string, urlOption = '--url'): string | undefined {
+export function hintFor(
+  status: number,
+  body: string,
+  urlOption = '--url',
+  sent?: { readonly url: string; readonly secret: string },
+): string | undefined {
   const code = errorCode(body);
+  if (code === 'signature_mismatch' && sent !== undefined)
+    return `${HINTS[code]}${demoSecretHint(sent.url, sent.secret)}`;
   if (code !== undefined && Object.hasOwn(HINTS, code)) return HINTS[code];
   if (status === 404 || status === 405)
     return `is ${urlOption} the webhook route, with the receiver mounted for POST on it?`;

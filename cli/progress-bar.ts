@@ -29,19 +29,12 @@ export function progressBar(
   );
   let last: BulkProgress = { done: 0, succeeded: 0, failed: 0, skipped: 0 };
   let stopped = false;
-  // The bar hides the terminal's cursor: Ctrl-C (or SIGTERM) shows it again, then ends the process as the signal
-  // would have, so the shell is not left without a cursor.
-  const interrupted = (signal: NodeJS.Signals): void => {
-    stop();
-    process.kill(process.pid, signal);
-  };
+  // The bar hides the terminal's cursor: whoever stops the command (Ctrl-C included) calls `stop`, which shows it.
   const stop = (): void => {
     if (stopped) return;
     stopped = true;
-    process.off('SIGINT', interrupted).off('SIGTERM', interrupted);
     bar.stop();
   };
-  if (terminal) process.once('SIGINT', interrupted).once('SIGTERM', interrupted);
   bar.start(total, 0, { failed: 0 });
   return {
     bulk: () => last,

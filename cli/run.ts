@@ -18,11 +18,11 @@ import { packageVersion } from './version.js';
 export const USAGE = `Usage: workforce-webhooks <command> [options]
 
 Commands:
-  sign    print the Svc-Signature header of the body on standard input
-  send    send one signed delivery to an endpoint and print the answer
-  check   check a running endpoint against the spec's receiver rules
-  mock    run the mock Workforce Service (read API) and print its keys
-  migrate create the Postgres store's table (workforce-webhooks/postgres)
+  sign          print the Svc-Signature header of the body on standard input
+  send          send one signed delivery to an endpoint and print the answer
+  check         check a running endpoint against the spec's receiver rules
+  mock          run the mock Workforce Service (read API) and print its keys
+  migrate       create the Postgres store's table (workforce-webhooks/postgres)
   dead-letters  list, replay or discard a deployed BullMQ queue's dead letters
 
 Run workforce-webhooks <command> --help for a command's options; --version prints the version.

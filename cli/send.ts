@@ -89,7 +89,7 @@ export async function send(argv: readonly string[], io: CliIo): Promise<number> 
     );
   } else if (result.status >= 400) {
     // As `check` and `mock` do: a refusal of a delivery known to be valid says what to look at first.
-    const hint = hintFor(result.status, result.body);
+    const hint = hintFor(result.status, result.body, '--url', { url, secret });
     if (hint !== undefined) io.stderr(`workforce-webhooks: ${hint}\n`);
   }
   return result.status >= 200 && result.status < 300 ? 0 : 1;
