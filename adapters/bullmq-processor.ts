@@ -62,8 +62,11 @@ export interface JobRunner {
   lockLost(ids: readonly string[], tokens: readonly string[]): void;
   /** True while an attempt of job `id` runs here: its lock is renewed until its processor returns. */
   holds(id: string): boolean;
-  /** BullMQ recorded the failure of `job`'s attempt (its `failed` event): the queue counts it, not `shutDown`. */
-  recorded(job: EventJob): void;
+  /**
+   * BullMQ recorded the failure of `job`'s attempt (its `failed` event): the queue counts it, not `shutDown`. True when
+   * `shutDown` already counted it as a retry (BullMQ's record came after the close ended): not a retry twice.
+   */
+  recorded(job: EventJob): boolean;
   /**
    * Counts as a retry each attempt the shutdown cut short whose failure BullMQ never recorded (its connections were
    * dropped, or Redis was away): the job stays stored, and another instance runs it again.
@@ -109,6 +112,7 @@ export function createJobRunner({
   // so each is counted once. Empty but at a shutdown.
   const cutByShutdown = new WeakSet<Attempt>();
   const unrecorded = new Map<EventJob, () => void>();
+  const countedAtShutdown = new WeakSet<EventJob>();
   const abort = (reason: string, ids: Iterable<string> = running.keys()): void => {
     // Handlers get an Error, as for every other abort.
     for (const id of [...ids]) {
@@ -223,11 +227,15 @@ export function createJobRunner({
     holds: (id) => jobs.has(id),
     recorded(job) {
       unrecorded.delete(job);
+      return countedAtShutdown.has(job);
     },
     shutDown() {
-      const counts = [...unrecorded.values()];
+      const counts = [...unrecorded];
       unrecorded.clear();
-      for (const count of counts) count();
+      for (const [job, count] of counts) {
+        countedAtShutdown.add(job);
+        count();
+      }
     },
   };
 }

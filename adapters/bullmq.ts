@@ -336,9 +336,10 @@ export function createBullmqQueue({
       worker.on('failed', (job, error) => {
         // Another app's job (the processor logged it): neither a retry nor a dead letter of ours.
         if (job === undefined || !isEventData(job.data)) return;
-        runner.recorded(job);
+        // Recorded after the close ended, which counted it as a retry already: a dead letter still is one.
+        const counted = runner.recorded(job);
         if (job.attemptsMade < (job.opts.attempts ?? 1) && error.name !== 'UnrecoverableError') {
-          given.onRetry?.(job.data, (job.data.attemptsMade ?? 0) + job.attemptsMade);
+          if (!counted) given.onRetry?.(job.data, (job.data.attemptsMade ?? 0) + job.attemptsMade);
           return;
         }
         given.onDeadLetter(letterOf(job, error)).catch((failure: unknown) => {
