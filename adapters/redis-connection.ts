@@ -122,13 +122,25 @@ const connections = new WeakMap<object, Connection>();
 const saidOf = new Map<string, Set<string>>();
 const saidOfCluster = new WeakMap<object, Set<string>>();
 const kindsSaid = (client: Redis | Cluster): Set<string> => {
-  const { host, port, path } = (client.options ?? {}) as { host?: string; port?: number; path?: string };
-  const known = client.isCluster ? saidOfCluster.get(client) : saidOf.get(path ?? `${host}:${port}`);
+  const address = addressOf(client);
+  const known = address === undefined ? saidOfCluster.get(client) : saidOf.get(address);
   if (known !== undefined) return known;
   const kinds = new Set<string>();
-  if (client.isCluster) saidOfCluster.set(client, kinds);
-  else saidOf.set(path ?? `${host}:${port}`, kinds);
+  if (address === undefined) saidOfCluster.set(client, kinds);
+  else saidOf.set(address, kinds);
   return kinds;
+};
+
+/**
+ * The address of `client`'s Redis, its socket path or `host:port`, by which what was said of it is kept once for
+ * every client of the process; undefined for a Cluster, whose nodes vary (what is said of it is its client's own).
+ * @example
+ * const address = addressOf(client); // '127.0.0.1:6379'
+ */
+export const addressOf = (client: Redis | Cluster): string | undefined => {
+  if (client.isCluster) return undefined;
+  const { host, port, path } = (client.options ?? {}) as { host?: string; port?: number; path?: string };
+  return path ?? `${host}:${port}`;
 };
 
 /**

@@ -2,6 +2,7 @@
 // Internal: not a subpath of the package.
 import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from '../src/logger.js';
+import { addressOf } from './redis-connection.js';
 
 // The Redis addresses whose eviction policy was already said (by any client of the process): once each.
 const evictionSaidOf = new Set<string>();
@@ -25,14 +26,9 @@ export const watchEviction = (client: Redis | Cluster, logger: Logger): void => 
       (info) => {
         const policy = POLICY.exec(String(info))?.[1];
         if (policy === undefined || policy === 'noeviction') return;
-        const { host, port, path } = (client.options ?? {}) as {
-          host?: string;
-          port?: number;
-          path?: string;
-        };
-        const address = path ?? `${host}:${port}`;
-        if (client.isCluster ? evictionSaidOfCluster.has(client) : evictionSaidOf.has(address)) return;
-        if (client.isCluster) evictionSaidOfCluster.add(client);
+        const address = addressOf(client);
+        if (address === undefined ? evictionSaidOfCluster.has(client) : evictionSaidOf.has(address)) return;
+        if (address === undefined) evictionSaidOfCluster.add(client);
         else evictionSaidOf.add(address);
         logger.warn(
           { maxmemoryPolicy: policy },

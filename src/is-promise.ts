@@ -1,7 +1,7 @@
-// Telling a store's answer given at once from one given as a promise.
+// Telling an answer given at once from one given as a promise (a store's, a secret function's).
 
 /**
- * An answer of a store that may answer at once (in process) or with a promise: true for the promise.
+ * An answer that may come at once (a store in process, a secret function) or as a promise: true for the promise.
  * @example
  * const entry = store.enter(key, id, leaseMs, run); if (!isPromise(entry)) return run(entry);
  */

@@ -1,8 +1,9 @@
 // The receiver's `secret` option: a value now, or a function read at each delivery, so a build can run without it.
 import { errorClassOf } from './dead-letters.js';
 import { ConfigurationError } from './errors.js';
+import { isPromise } from './is-promise.js';
 import { createWarnOnce, type Logger } from './logger.js';
-import { type Secret, secretList } from './signature.js';
+import { type Secret, secretList } from './secret-list.js';
 
 /**
  * The `secret` option of `createReceiver`: the endpoint's secret, several during rotation, or a function returning
@@ -10,9 +11,6 @@ import { type Secret, secretList } from './signature.js';
  * `not_configured` until the secret is there.
  */
 export type SecretOption = Secret | undefined | (() => Secret | undefined);
-
-const isThenable = (value: unknown): value is PromiseLike<unknown> =>
-  typeof (value as PromiseLike<unknown> | null)?.then === 'function';
 
 /** The checked secrets to verify a delivery with now, or `undefined` when none is configured. */
 export type SecretSource = () => readonly string[] | undefined;
@@ -72,7 +70,7 @@ export function createSecretSource(secret: SecretOption, logger: Logger): Secret
     let value: Secret | undefined;
     try {
       value = secret();
-      if (isThenable(value)) {
+      if (isPromise(value)) {
         // A JS caller's async function: its rejection would go unhandled (which ends a Node process).
         Promise.resolve(value).catch(() => {});
         throw new ConfigurationError(
