@@ -1,7 +1,7 @@
 // The ordering's options (`createReceiver({ ordering })`, and what the receiver adds), and the checks made at start.
 import { ConfigurationError } from './errors.js';
 import type { Logger } from './logger.js';
-import type { OrderingKey } from './ordering-keys.js';
+import { byDefaultKeys, type OrderingKey } from './ordering-keys.js';
 import type { OrderingMark } from './ordering-mark.js';
 import type { OrderingStore } from './ordering-store.js';
 import type { WorkforceEvent } from './types.js';
@@ -57,6 +57,11 @@ export function checkOrderingSetup({
       "the store's ordering has no renew(key, owner, run, leaseMs): add it (extend the run's own lease only while that run still has it; see OrderingStore)",
     );
   if (typeof key !== 'function') throw new ConfigurationError('ordering.key must be a function');
+  // The factory itself, not its result: called with each event, it would order nothing.
+  if (key === byDefaultKeys)
+    throw new ConfigurationError(
+      'ordering.key is byDefaultKeys itself: call it, ordering: { key: byDefaultKeys() }',
+    );
   if (stale !== 'skip' && stale !== 'run')
     throw new ConfigurationError(`ordering.stale must be 'skip' or 'run'`);
   if (!Number.isFinite(maxWaitMs) || maxWaitMs <= 0)

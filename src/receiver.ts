@@ -113,6 +113,9 @@ export interface Receiver<M = EventDataMap> {
  * const receiver = createReceiver({ secret: process.env.WORKFORCE_WEBHOOK_SECRET! });
  * receiver.on('leave.approved', async (event) => calendar.block(event.data.employeeId, event.data.startDate));
  */
+export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Receiver<M>;
+// Last, so `ReturnType<typeof createReceiver>` is the receiver `createReceiver({ secret })` makes.
+export function createReceiver(options: ReceiverOptions): Receiver;
 export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Receiver<M> {
   const {
     secrets,

@@ -19,7 +19,12 @@ export interface Registry {
 
 type Rule = { readonly exact?: string; readonly prefix?: string; readonly entry: RegisteredHandler };
 
-const PATTERN = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*(\.\*)?$/;
+/**
+ * The shape of an event type (`leave.approved`) or a `prefix.*` pattern (`leave.*`), as `on()` takes them.
+ * @example
+ * EVENT_PATTERN.test('leave.*'); // true; '*' and 'leave.' are not
+ */
+export const EVENT_PATTERN: RegExp = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*(\.\*)?$/;
 const ON_SHAPE =
   'on() takes an event type, a `prefix.*` pattern or an array of them first, then the handler: on("leave.approved", handler)';
 
@@ -86,7 +91,7 @@ export function createRegistry(): Registry {
 
 function rule(pattern: string | null, entry: RegisteredHandler): Rule {
   if (pattern === null || pattern === '*') return { entry };
-  if (typeof pattern !== 'string' || !PATTERN.test(pattern)) {
+  if (typeof pattern !== 'string' || !EVENT_PATTERN.test(pattern)) {
     throw new ConfigurationError(`"${String(pattern)}" is not an event type or a "prefix.*" pattern`);
   }
   return pattern.endsWith('.*') ? { prefix: pattern.slice(0, -1), entry } : { exact: pattern, entry };

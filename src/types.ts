@@ -94,20 +94,26 @@ declare const unknownTypeBrand: unique symbol;
 export type UnknownEventType<T extends string = string> = T & { readonly [unknownTypeBrand]: T };
 
 /**
- * What `on` accepts: a type of the map, a `prefix.*` of its types, or an `unknownType(...)`. Any other string
- * is a compile error, as Octokit refuses `'issues.opend'`.
+ * What `on` accepts: a type of the map, a `prefix.*` of its types, `'*'` (every event, as `onAny`), or an
+ * `unknownType(...)`. Any other string is a compile error, as Octokit refuses `'issues.opend'`.
  */
-export type EventPattern<M> = EventName<M> | `${Prefixes<EventName<M>>}.*` | UnknownEventType;
+export type EventPattern<M> = EventName<M> | `${Prefixes<EventName<M>>}.*` | '*' | UnknownEventType;
 
-/** The types a pattern selects: `leave.*` gives every `leave.` type of the map; an unknown type gives itself. */
+/**
+ * The types a pattern selects: `leave.*` gives every `leave.` type of the map; `'*'` any type (`string`); an
+ * unknown type gives itself.
+ */
 export type TypesOf<M, P extends string> =
   P extends UnknownEventType<infer T> ? LooseTypesOf<M, T> : LooseTypesOf<M, P>;
 
-type LooseTypesOf<M, P extends string> = P extends `${infer Prefix}.*`
-  ? [Extract<EventName<M>, `${Prefix}.${string}`>] extends [never]
-    ? string
-    : Extract<EventName<M>, `${Prefix}.${string}`>
-  : P;
+// `'*'` is the registry's catch-all, run for every event: its events' type is any string, never the text '*'.
+type LooseTypesOf<M, P extends string> = P extends '*'
+  ? string
+  : P extends `${infer Prefix}.*`
+    ? [Extract<EventName<M>, `${Prefix}.${string}`>] extends [never]
+      ? string
+      : Extract<EventName<M>, `${Prefix}.${string}`>
+    : P;
 
 /** What a handler is given beside the event. */
 export interface HandlerContext {

@@ -1,5 +1,5 @@
 // Realistic `data` for each event type the spec names, for test deliveries sent without data of their own.
-import type { EventDataMap, UnknownEventData } from '../src/types.js';
+import type { SpecEventDataMap, UnknownEventData } from '../src/types.js';
 import { addDays, leaveDate, weekday } from './mock-service/calendar.js';
 
 const sampleIds = {
@@ -20,8 +20,13 @@ const sampleIds = {
 /** Ids of the samples: fixed, so a test can look for them, and plainly not the service's. */
 export const SAMPLE_IDS: typeof sampleIds = Object.freeze(sampleIds);
 
-/** The sample data of `T`: the spec's fields where it shows them, else ids of the area with `sample: true`. */
-export type SampleData<T extends string> = T extends keyof EventDataMap ? EventDataMap[T] : UnknownEventData;
+/**
+ * The sample data of `T`: the spec's fields where it shows them, else ids of the area with `sample: true`. Typed from
+ * the spec's map, not the app's: a payload given to `EventDataMap` is not what the sample holds.
+ */
+export type SampleData<T extends string> = T extends keyof SpecEventDataMap
+  ? SpecEventDataMap[T]
+  : UnknownEventData;
 
 /** Options of `sampleEventData`. */
 export interface SampleOptions {
