@@ -1,7 +1,7 @@
 // Replaying or discarding every dead letter that matches a filter, a bounded number at a time, each exactly once.
 import { type DeadLetter, type DeadLetterFilter, FILTER_KEYS, unknownKey } from './dead-letters.js';
 import { ConfigurationError, WebhookError } from './errors.js';
-import type { EventQueue } from './queue.js';
+import { checkReplayPlatform, type EventQueue, type ReplayPlatform } from './queue.js';
 
 /** Where a bulk operation stands, after each dead letter it handled. */
 export interface BulkProgress {
@@ -24,6 +24,11 @@ export interface BulkOptions {
   readonly onProgress?: (progress: BulkProgress) => void;
   /** Dead letters handled at once: the rate at which replays reach the queue. Default 10. */
   readonly concurrency?: number;
+  /**
+   * A replay called from a request of a platform that ends its work with its answer (an admin route on Workers: pass
+   * `ctx` itself): each replayed event's run is handed to its `waitUntil`, as `EventQueue.replay`'s `platform` is.
+   */
+  readonly platform?: ReplayPlatform;
 }
 
 /** What `replayDeadLetters` did. */
@@ -36,10 +41,11 @@ export interface ReplayResult {
 
 type Operation = (letter: DeadLetter) => Promise<boolean>;
 
-// The queue itself is gone (unreachable past its deadline, or closed): every letter left would fail the same way,
-// each after waiting out its own deadline.
+// The queue itself is gone (unreachable past its deadline, or closed), or the call is wrong (a platform whose waitUntil
+// throws): every letter left would fail the same way, each after waiting out its own deadline.
 const queueDown = (error: unknown): boolean =>
-  error instanceof WebhookError && (error.code === 'queue_unavailable' || error.code === 'shutting_down');
+  error instanceof WebhookError &&
+  (error.code === 'queue_unavailable' || error.code === 'shutting_down' || error.code === 'invalid_options');
 
 // Pages through the matches newest first and applies `operate` to each, `concurrency` at a time. The queues'
 // cursors neither repeat nor skip a letter as others leave (replayed, discarded) or arrive (a replay failing
@@ -52,10 +58,11 @@ async function forEachMatch(
   queue: Pick<EventQueue, 'deadLetters'>,
   filter: DeadLetterFilter,
   operate: Operation,
-  { onProgress, concurrency = 10 }: BulkOptions,
+  { onProgress, concurrency = 10, platform }: BulkOptions,
 ): Promise<BulkProgress> {
   if (!Number.isInteger(concurrency) || concurrency < 1)
     throw new ConfigurationError('concurrency must be a positive integer');
+  checkReplayPlatform(platform);
   // Checked before any letter is touched: one that is not a function (`{ onProgress: verbose && log }` gives false)
   // would throw after the first letters were replayed or discarded, and the call would reject as if none had been.
   if (onProgress !== undefined && typeof onProgress !== 'function')
@@ -125,7 +132,7 @@ export async function replayDeadLetters(
     'replayDeadLetters',
     queue,
     filter,
-    (letter) => queue.replay(letter.event.id, { failedAt: letter.failedAt }),
+    (letter) => queue.replay(letter.event.id, { failedAt: letter.failedAt, platform: options.platform }),
     options,
   );
   return { replayed: succeeded, failed };

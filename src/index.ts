@@ -50,6 +50,7 @@ export {
   type QueuedEvent,
   type QueueHooks,
   type ReplayOptions,
+  type ReplayPlatform,
 } from './queue.js';
 export {
   type BodyProblem,

@@ -1,6 +1,8 @@
 // A job of the memory queue: its event, attempts and handlers done, where its attempts end, its turn, its dead letter.
 import type { Attempt, AttemptFailure, AttemptOptions } from './attempt.js';
-import type { DeadLetter, QueuedEvent } from './queue.js';
+import { errorClassOf } from './dead-letters.js';
+import { ConfigurationError } from './errors.js';
+import type { DeadLetter, QueuedEvent, ReplayPlatform } from './queue.js';
 import type { Watchdog } from './watchdog.js';
 
 // A first attempt has no handler done yet: one shared empty list instead of one per job.
@@ -48,6 +50,11 @@ export class Job implements AttemptOptions {
   running: Attempt | undefined;
   /** False while an attempt runs. */
   attemptEnded = true;
+  /**
+   * Its attempt ran in a request taken for ended (see `GivenTurns`): its event is a dead letter, and what that
+   * attempt does later is not counted.
+   */
+  abandoned = false;
   readonly #owner: JobOwner;
   #ended = false;
   #settled: Promise<void> | undefined;
@@ -69,6 +76,11 @@ export class Job implements AttemptOptions {
     this.attempt = (data.attemptsMade ?? 0) + 1;
     this.completed = data.completed ?? NONE_COMPLETED;
     this.#owner = owner;
+  }
+
+  /** Kept alive by its request (its `settled` was asked for): its attempts start and time themselves there. */
+  get kept(): boolean {
+    return this.#kept;
   }
 
   get timeoutMs(): number {
@@ -109,6 +121,22 @@ export class Job implements AttemptOptions {
       }
     }
     return this.#settled;
+  }
+
+  /**
+   * Hands `settled` to the platform's waitUntil, which keeps the job in the calling request (see `awaitTurn`): a
+   * replay called from a request, as a delivery's answer does. A waitUntil that throws ends the job, never queued,
+   * and is refused with the fix.
+   */
+  keepIn(platform: ReplayPlatform): void {
+    try {
+      platform.waitUntil!(this.settled);
+    } catch (error) {
+      this.end();
+      throw new ConfigurationError(
+        `replay platform.waitUntil threw (${errorClassOf(error)}), so nothing was replayed: pass the platform context itself so that waitUntil keeps its \`this\`, e.g. { platform: ctx }, not { platform: { waitUntil: ctx.waitUntil } }`,
+      );
+    }
   }
 
   /**

@@ -24,7 +24,9 @@ export interface MemoryQueueOptions {
    * may come up to a quarter of the limit (at most 1 s) late; an event kept alive by its request's `waitUntil`
    * (Workers, Next's `after()`) times its attempts with a timer of its own, in that request. A handler that runs on,
    * ignoring its signal, keeps its slot of `concurrency` (and the `waitUntil` of its event) until it settles, at
-   * most one more limit (then it is warned of, once). On Workers keep it under the time `waitUntil` is allowed.
+   * most one more limit (then it is warned of, once). On Workers keep it under the time `waitUntil` is allowed: an
+   * attempt whose request the platform ends under it is taken back one more limit past its own, its slot freed and
+   * its event a dead letter (`queue_unavailable`), once the queue next takes a turn.
    * At most 2^31 - 1 (about 24.8 days, the longest a timer waits). Default 30 000.
    */
   readonly handlerTimeoutMs?: number;

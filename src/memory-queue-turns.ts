@@ -1,34 +1,48 @@
-// Turns given to kept jobs (Workers' waitUntil) on their way to their own request, taken back if it was ended first.
+// Kept jobs (Workers' waitUntil) whose request must show it still runs: a turn on its way there, or an attempt in it.
 import { WebhookError } from './errors.js';
 import type { Job } from './memory-queue-job.js';
 
-const LOST =
+/** Said of a job whose turn was given to a request the platform had ended. */
+export const LOST_BEFORE_TURN =
   'the request that kept this event alive (waitUntil) was ended by the platform before the event had a free slot; replay it, or run the receiver inline on Workers';
 
+/** Said of a job whose attempt was running in a request the platform ended. */
+export const LOST_WHILE_RUNNING =
+  'the request that kept this event alive (waitUntil) was ended by the platform while its handlers ran (past the time Workers allow waitUntil, or cancelled); replay it, and keep handlerTimeoutMs under that time';
+
 /**
- * The kept jobs whose turn is on its way to their own request (see `Job.awaitTurn`): their slots are taken. A request
- * the platform ended before it ran the turn's continuation (Workers cap the time waitUntil keeps a request up) never
- * will: past an attempt's limit its job is taken back, for its slot to be freed and its event to become a dead
- * letter, not lost. A `Set` of its own, so the queue's checks of it cost what they cost on a plain one.
+ * Kept jobs waiting on their own request (see `Job.awaitTurn`): their slots are taken. A request the platform ended
+ * (Workers cap the time waitUntil keeps a request up) never runs a turn's continuation, nor the timers and I/O of an
+ * attempt started in it: past its due time such a job is taken back, for its slot to be freed and its event to become
+ * a dead letter, not lost. A `Set` of its own, so the queue's checks of it cost what they cost on a plain one.
  * @example
  * if (job.takeTurn()) given.give(job, timeoutMs);
  * if (given.size > 0) given.reclaim((job, error) => bury(job, error));
  */
 export class GivenTurns extends Set<Job> {
-  /** The turn of `job` was given: its request is taken for ended if it has not started the attempt in `timeoutMs`. */
+  readonly #lost: string;
+
+  /** `lost`: what the dead letter of a job taken back says. */
+  constructor(lost: string = LOST_BEFORE_TURN) {
+    super();
+    this.#lost = lost;
+  }
+
+  /** Holds `job`: its request is taken for ended if it has not shown it runs (left this set) in `timeoutMs`. */
   give(job: Job, timeoutMs: number): void {
-    // A live request runs the turn's continuation at once; one that has not within an attempt's limit was ended.
+    // A live request runs the turn's continuation at once, and an attempt's own timer ends it at its limit: one that
+    // has not within one more limit was ended.
     job.dueAt = performance.now() + timeoutMs;
     this.add(job);
   }
 
-  /** Takes back the turns given to requests taken for ended, and hands each job to `lost` with its letter's error. */
+  /** Takes back the jobs whose requests are taken for ended, and hands each to `lost` with its letter's error. */
   reclaim(lost: (job: Job, error: WebhookError) => void): void {
     const now = performance.now();
     for (const job of this) {
       if (job.dueAt > now) continue;
       this.delete(job);
-      lost(job, new WebhookError('queue_unavailable', LOST));
+      lost(job, new WebhookError('queue_unavailable', this.#lost));
     }
   }
 }

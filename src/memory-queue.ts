@@ -7,18 +7,19 @@ import type { Logger } from './logger.js';
 import { drain } from './memory-queue-close.js';
 import { Job, type JobOwner } from './memory-queue-job.js';
 import { type MemoryQueueOptions, resolveMemoryQueueOptions } from './memory-queue-options.js';
-import { GivenTurns } from './memory-queue-turns.js';
+import { GivenTurns, LOST_WHILE_RUNNING } from './memory-queue-turns.js';
 import { OrderingWait } from './ordering-wait.js';
-import type {
-  DeadLetterPage,
-  DeadLetterQuery,
-  DiscardOptions,
-  EnqueueResult,
-  EventQueue,
-  QueueCounts,
-  QueuedEvent,
-  QueueHooks,
-  ReplayOptions,
+import {
+  checkReplayPlatform,
+  type DeadLetterPage,
+  type DeadLetterQuery,
+  type DiscardOptions,
+  type EnqueueResult,
+  type EventQueue,
+  type QueueCounts,
+  type QueuedEvent,
+  type QueueHooks,
+  type ReplayOptions,
 } from './queue.js';
 import { createRetryDelay } from './retry-delay.js';
 import { closeTimeoutProblem } from './timer-limit.js';
@@ -65,6 +66,17 @@ class MemoryQueue implements EventQueue {
   readonly #lost = (job: Job, error: WebhookError): void => {
     this.#running--;
     void this.#bury(job, error, true);
+  };
+  // Kept jobs whose attempt runs in their request, which may be ended under it: its timers, the attempt's own limit
+  // among them, then never fire, and the attempt would hold its slot, its event never ending.
+  readonly #keptRunning = new GivenTurns(LOST_WHILE_RUNNING);
+  // An attempt taken back from a request the platform ended: the slot is freed, and the event a dead letter of it.
+  readonly #lostRunning = (job: Job, error: WebhookError): void => {
+    job.abandoned = true;
+    this.#active.delete(job);
+    job.running = undefined;
+    this.#running--;
+    void this.#bury(job, error);
   };
   // Attempts cut short (time limit, close) whose handlers still run: they keep their slot until they settle, or
   // one more handlerTimeoutMs (see `startAttempt`), so that `concurrency` bounds the handlers really running.
@@ -143,8 +155,7 @@ class MemoryQueue implements EventQueue {
   }
 
   #enqueueNow(data: QueuedEvent, failure?: unknown): EnqueueResult {
-    if (this.#closed) throw new WebhookError('shutting_down', 'the queue is closed');
-    if (this.#hooks === undefined) throw new ConfigurationError('the queue was not started by a receiver');
+    this.#checkOpen();
     // An event with attempts made was already answered 2xx (an inline run handed over): the sender will not
     // retry it, so it is taken past maxQueued, which only holds back new deliveries.
     if (data.attemptsMade !== undefined && data.attemptsMade > 0)
@@ -154,6 +165,12 @@ class MemoryQueue implements EventQueue {
     this.#ready.push(job);
     this.#schedule();
     return job;
+  }
+
+  // A new job (a delivery, a replay) is refused once closed, or before a receiver started the queue.
+  #checkOpen(): void {
+    if (this.#closed) throw new WebhookError('shutting_down', 'the queue is closed');
+    if (this.#hooks === undefined) throw new ConfigurationError('the queue was not started by a receiver');
   }
 
   // An inline run's hand-over goes on as if its last attempt had failed here: the backoff of that attempt (a retry,
@@ -196,18 +213,34 @@ class MemoryQueue implements EventQueue {
     return true;
   }
 
-  async replay(eventId: string, { failedAt }: ReplayOptions = {}): Promise<boolean> {
+  async replay(eventId: string, { failedAt, platform }: ReplayOptions = {}): Promise<boolean> {
+    checkReplayPlatform(platform);
     // Read, enqueue and take out in one synchronous step: of concurrent replays of one id, only the first finds
     // the letter, so the event runs once. A full or closed queue leaves the letter where it was.
     const letter = this.#dead.get(eventId);
     if (letter === undefined || (failedAt !== undefined && letter.failedAt !== failedAt)) return false;
+    this.#checkOpen();
+    if (this.#size >= this.#maxQueued)
+      throw new WebhookError('queue_full', 'the queue is full; replay later');
     // Its trace link goes with it: the replay's attempts link back to the delivery that accepted the event.
     const { event, deliveryId, trace } = letter;
-    const result = this.#enqueueNow(
+    const job = new Job(
       trace === undefined ? { event, deliveryId } : { event, deliveryId, trace },
+      this.#owner,
     );
-    if (result.status === 'full') throw new WebhookError('queue_full', 'the queue is full; replay later');
+    // Called from a request the platform ends with its answer (an admin route on Workers): the job is kept in it, as a
+    // delivery's is, before it can start anywhere else. The platform's waitUntil is the caller's code: a letter it
+    // took meanwhile is left to whoever took it.
+    if (platform?.waitUntil !== undefined) {
+      job.keepIn(platform);
+      if (this.#dead.get(eventId) !== letter) {
+        job.end();
+        return false;
+      }
+    }
     this.#dead.take(eventId);
+    this.#ready.push(job);
+    this.#schedule();
     return true;
   }
 
@@ -258,6 +291,7 @@ class MemoryQueue implements EventQueue {
     this.#pumping = true;
     try {
       if (this.#given.size > 0) this.#given.reclaim(this.#lost);
+      if (this.#keptRunning.size > 0) this.#keptRunning.reclaim(this.#lostRunning);
       while (this.#running + this.#runaways < this.#concurrency && this.#head < this.#ready.length) {
         // The event loop's turn: the rest start on the next, after the I/O waiting meanwhile.
         if (++this.#started > STARTS_PER_TURN) {
@@ -301,14 +335,19 @@ class MemoryQueue implements EventQueue {
     if (!job.attemptEnded) {
       job.running = attempt;
       this.#active.add(job);
+      // Its own timer ends it at its limit while its request lives: one more limit, and the request is taken for ended.
+      if (job.kept) this.#keptRunning.give(job, 2 * this.#owner.timeoutMs);
     }
   }
 
   #ended(job: Job, failure: AttemptFailure | undefined): void {
+    // Already a dead letter, its slot freed: its request lived on after all.
+    if (job.abandoned) return;
     this.#running--;
     if (job.running !== undefined) {
       this.#active.delete(job);
       job.running = undefined;
+      if (this.#keptRunning.size > 0) this.#keptRunning.delete(job);
     }
     if (failure === undefined) {
       job.end();
@@ -344,6 +383,8 @@ class MemoryQueue implements EventQueue {
 
   // The handlers of an attempt cut short settled, or ran one more limit past it: their slot is free.
   #settled(job: Job, late: boolean): void {
+    // Its cut attempt was never counted as a runaway: see #ended.
+    if (job.abandoned) return;
     this.#runaways--;
     if (late && !this.#warnedRunaway) {
       this.#warnedRunaway = true;

@@ -142,6 +142,38 @@ export interface EventQueue {
 export interface ReplayOptions {
   /** The letter's `failedAt` as read: a letter that failed again since then is not replayed. */
   readonly failedAt?: number;
+  /**
+   * Where the replay is called from a request of a platform that ends its work with its answer (Workers: pass `ctx`
+   * itself, whose `waitUntil` is called on it; Next: `{ waitUntil: after }`): the memory queue hands it the replayed
+   * event's run, which then runs in that request, and a run the platform ends before its turn becomes a dead letter
+   * again (`queue_unavailable`). A durable queue, whose workers run the event elsewhere, needs none.
+   */
+  readonly platform?: ReplayPlatform;
+}
+
+/**
+ * What a replay hands its event's run to: the shape of `receiver.fetch`'s platform (Workers' `ctx`).
+ * @example
+ * await receiver.replayDeadLetters({ type: 'leave.*' }, { platform: ctx });
+ */
+export interface ReplayPlatform {
+  readonly waitUntil?: (promise: Promise<unknown>) => void;
+}
+
+/**
+ * Refuses a replay's `platform` that could keep nothing alive, before any letter is touched.
+ * @example
+ * checkReplayPlatform(ctx); // returns for a Worker's ExecutionContext
+ */
+export function checkReplayPlatform(platform: unknown): asserts platform is ReplayPlatform | undefined {
+  if (platform === undefined) return;
+  // A function here is most likely `ctx.waitUntil` itself: it has no waitUntil, so nothing would be kept alive.
+  const waitUntil: unknown =
+    typeof platform === 'object' && platform !== null ? (platform as ReplayPlatform).waitUntil : platform;
+  if (waitUntil === platform || (waitUntil !== undefined && typeof waitUntil !== 'function'))
+    throw new ConfigurationError(
+      `replay platform must be an object with a waitUntil function, e.g. { platform: ctx } on Workers, got ${waitUntil === platform ? shownValue(platform) : `a waitUntil that is ${shownValue(waitUntil)}`}`,
+    );
 }
 
 /** Options of `EventQueue.discard`. */
@@ -152,6 +184,8 @@ export interface DiscardOptions {
 
 // A given option in an error message: a number as written, anything else by its kind (never its content).
 const shownNumber = (value: unknown): string => (typeof value === 'number' ? String(value) : typeof value);
+// A given value's kind in an error message, null named as such.
+const shownValue = (value: unknown): string => (value === null ? 'null' : typeof value);
 
 /** Retry delay in milliseconds before attempt `attempt + 1`, given the attempt that just failed. */
 export type Backoff = (attempt: number) => number;

@@ -75,7 +75,10 @@ export interface Receiver<M = EventDataMap> {
   onError(handler: ErrorHandler): this;
   /** The core: raw bytes and headers in, an answer from the status table out. */
   handle(input: HandleInput): Promise<WebhookResponse>;
-  /** The Web-standard adapter (Bun, Deno, Workers): `Request` in, `Response` out. */
+  /**
+   * The Web-standard adapter (Bun, Deno, Workers): `Request` in, `Response` out; Workers' own call shape
+   * (`request, env, ctx`) works too, `ctx` kept as the platform.
+   */
   fetch(request: Request, platform?: FetchPlatform): Promise<Response>;
   /**
    * Answers new deliveries 503 and drains; what cannot finish in `timeoutMs` (default 10 000; `Infinity`: wait for
@@ -91,9 +94,13 @@ export interface Receiver<M = EventDataMap> {
   /**
    * Runs a dead letter's handlers again, given its event id or the letter itself as `deadLetters()` read it (then
    * only that failure: false when it was replayed and failed again since); false when there is no such dead letter
-   * (or another replay took it). Anything else rejects with a `ConfigurationError`.
+   * (or another replay took it). Anything else rejects with a `ConfigurationError`. With `{ platform: ctx }` (the
+   * request's, on Workers) the replayed event runs in that request, kept up by its `waitUntil`.
    */
-  replay(letter: string | Pick<DeadLetter, 'event' | 'failedAt'>): Promise<boolean>;
+  replay(
+    letter: string | Pick<DeadLetter, 'event' | 'failedAt'>,
+    options?: Pick<ReplayOptions, 'platform'>,
+  ): Promise<boolean>;
   /**
    * Replays every dead letter that matches `filter` (`type` like `leave.*`, `since` / `until` on the last
    * failure), `concurrency` at a time; each runs once even when two calls or instances replay them together.
@@ -259,11 +266,11 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     deadLetters: (query) => queue.deadLetters(query),
     // The letter itself, as read, is the natural call after deadLetters(): given to a queue as it is, it would be
     // answered false (no letter has that id) and the event left a dead letter with nobody told.
-    replay(given) {
-      if (typeof given === 'string') return replay(given);
+    replay(given, { platform } = {}) {
+      if (typeof given === 'string') return replay(given, { platform });
       const letter = letterOf(given);
       if (letter === undefined) return Promise.reject(new ConfigurationError(NOT_A_LETTER));
-      return replay(letter.id, { failedAt: letter.failedAt });
+      return replay(letter.id, { failedAt: letter.failedAt, platform });
     },
     replayDeadLetters: (filter, options) =>
       replayDeadLetters({ deadLetters: (query) => queue.deadLetters(query), replay }, filter, options),
