@@ -53,7 +53,7 @@ export function createExpressMiddleware(
   return (req, res) =>
     new Promise<void>((resolve, reject) => {
       const { body, method, headers } = req;
-      const answer = (input: HandleInput): void => answerNode(res, handle(input), resolve, reject);
+      const answer = (input: HandleInput): void => answerNode(res, handle(input), resolve, reject, logger);
       if (body instanceof Uint8Array) {
         if (!rawSaid) {
           rawSaid = true;

@@ -16,7 +16,17 @@ const HONO_FIX =
 const WAIT_UNTIL_THREW =
   "workforce-webhooks: c.executionCtx.waitUntil threw, so queued work is not kept alive past the answer. Fix: hand Hono the Worker's context itself, so that waitUntil keeps its `this`: app.fetch(request, env, ctx), not { waitUntil: ctx.waitUntil }";
 
+// Said on Workers when the request has no execution context at all (`app.fetch(request, env)`): workerd ends the
+// request's timers and I/O with it, so queued work never finishes.
+const NO_CONTEXT =
+  "workforce-webhooks: Hono was called on Cloudflare Workers with no execution context, so queued work ends with the request and deliveries answered 202 are not handled. Fix: hand Hono the Worker's context: export default app, or app.fetch(request, env, ctx)";
+
+// Read once: the runtime's documented name for itself.
+const onWorkers =
+  (globalThis as { navigator?: { userAgent?: unknown } }).navigator?.userAgent === 'Cloudflare-Workers';
+
 const waitUntilSaid = new WeakSet<object>();
+const noContextSaid = new WeakSet<object>();
 
 /**
  * A Hono handler for the webhook route; on Workers, queued work is handed to `c.executionCtx.waitUntil`.
@@ -43,6 +53,11 @@ export function createHonoHandler(
     waitUntilSaid.add(receiver);
     receiver.logger?.warn({ err: error, kind: 'wait_until_threw' }, WAIT_UNTIL_THREW);
   };
+  const noContext = (): void => {
+    if (noContextSaid.has(receiver)) return;
+    noContextSaid.add(receiver);
+    receiver.logger?.error({ kind: 'wait_until_missing' }, NO_CONTEXT);
+  };
   return async (c) => {
     const { raw } = c.req;
     // On @hono/node-server the Node request's plain header object is at hand (c.env.incoming): read from it,
@@ -63,7 +78,7 @@ export function createHonoHandler(
     // @hono/node-server never has an execution context, and `c.executionCtx` throws where there is none: a throw
     // per request costs more than the rest of the adapter. Elsewhere it is asked per request, since one isolate
     // serves requests with a ctx (Workers' fetch) and without (app.request() in a scheduled handler, a test).
-    if (incoming === undefined) keepAlive(c, response, waitUntilThrew);
+    if (incoming === undefined) keepAlive(c, response, waitUntilThrew, noContext);
     // Every answer of the status table carries a JSON body.
     // HTTP/2 has no `connection` header: Node would drop the one a refused body's answer carries with a warning.
     const answerHeaders =
@@ -94,13 +109,20 @@ async function readHonoBody(
 }
 
 // Hands the answer's background work to Workers' `waitUntil`, where this request has an execution context. Reading
-// `background` makes its promise: only then, when there is a platform to hand it to. A waitUntil that throws (one
-// that lost its `this`, or a context without one) costs the keep-alive, never the answer: the event is accepted.
-function keepAlive(c: Context, response: WebhookResponse, threw: (error: unknown) => void): void {
+// `background` makes its promise: only then, when there is a platform to hand it to (or, on Workers, to say that
+// there is none). A waitUntil that throws (one that lost its `this`, or a context without one) costs the keep-alive,
+// never the answer: the event is accepted.
+function keepAlive(
+  c: Context,
+  response: WebhookResponse,
+  threw: (error: unknown) => void,
+  lost: () => void,
+): void {
   let ctx: Context['executionCtx'];
   try {
     ctx = c.executionCtx;
   } catch {
+    if (onWorkers && response.background !== undefined) lost();
     return;
   }
   const work = response.background;

@@ -58,7 +58,7 @@ export function createNextApiHandler(
   };
   const serveNode = async (req: IncomingMessage & { body?: unknown }, res: ServerResponse): Promise<void> => {
     const response = await receiver.handle(await readPagesInput(req, limit, timeoutMs));
-    writeResponse(res, response);
+    writeResponse(res, response, logger);
     // `after()` is App Router only: the route's promise stays open until queued work ends, so the platform
     // does not freeze the function under it.
     await response.background;

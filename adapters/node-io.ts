@@ -19,7 +19,8 @@ export interface NodeReadLimits {
  * `readNodeRequest` with a callback, called at once when there is nothing to read. The bytes are read as sent
  * (raw-body), up to `limit` and within `timeoutMs`: a declared length over the limit is refused before reading, a
  * body that grows past it is cut off, one that is not complete in time is refused as `timeout`. A stream the app
- * read or decoded first is its mistake: answered `raw_body_unavailable`, with what happened and then `fix`.
+ * read or decoded first is its mistake: answered `raw_body_unavailable`, with what happened and then `fix`; one
+ * whose client hung up before the route is cut short, not the app's doing.
  * @example
  * readNodeInput(req, { limit: receiver.maxBodyBytes, timeoutMs: receiver.bodyTimeoutMs }, fix, (input) => ...);
  */
@@ -36,6 +37,12 @@ export function readNodeInput(
   }
   if (req.readableEnded) {
     done({ method, headers, bodyProblem: bodyProblemOf('read', fix) });
+    return;
+  }
+  // The client hung up before the route ran (while an async middleware in front of it waited): its body is cut
+  // short, not read by the app, and no one reads the answer.
+  if (req.destroyed) {
+    done({ method, headers, bodyProblem: { kind: 'unreadable' } });
     return;
   }
   readBody(req, declaredLength(headers), limit, timeoutMs, (body) => {

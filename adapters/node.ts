@@ -1,6 +1,7 @@
 // node:http adapter: read the raw bytes (bounded in size and time), call the core, write its answer.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DEFAULT_BODY_TIMEOUT_MS } from '../src/body.js';
+import type { Logger } from '../src/logger.js';
 import type { HandleInput, Receiver } from '../src/receiver.js';
 import { notAReceiver } from '../src/receiver-given.js';
 import { answerNode, writeResponse } from './node-answer.js';
@@ -16,7 +17,9 @@ const NODE_FIX =
  * http.createServer(createNodeHandler(receiver)).listen(3000);
  */
 export function createNodeHandler(
-  receiver: Pick<Receiver<unknown>, 'handle' | 'maxBodyBytes' | 'bodyTimeoutMs'>,
+  receiver: Pick<Receiver<unknown>, 'handle' | 'maxBodyBytes' | 'bodyTimeoutMs'> & {
+    readonly logger?: Logger;
+  },
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const wrong = notAReceiver(
     receiver,
@@ -28,9 +31,12 @@ export function createNodeHandler(
   if (wrong !== undefined) throw wrong;
   const handle = (input: HandleInput) => receiver.handle(input);
   const limits = { limit: receiver.maxBodyBytes, timeoutMs: receiver.bodyTimeoutMs };
+  const { logger } = receiver;
   return (req, res) =>
     new Promise<void>((resolve, reject) => {
-      readNodeInput(req, limits, NODE_FIX, (input) => answerNode(res, handle(input), resolve, reject));
+      readNodeInput(req, limits, NODE_FIX, (input) =>
+        answerNode(res, handle(input), resolve, reject, logger),
+      );
     });
 }
 

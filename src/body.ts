@@ -127,9 +127,17 @@ async function readStream(
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
+      // A stream built by hand may give text: not the bytes as sent, and no length to count against the limit.
+      // isView, not instanceof: a sandbox (Next's edge runtime in development) may hand bytes from another realm.
+      if (!ArrayBuffer.isView(value)) {
+        reader.cancel().catch(() => {});
+        return 'unreadable';
+      }
       total += value.byteLength;
       if (total > limit) {
-        await reader.cancel().catch(() => {});
+        // Not awaited: cancelling one branch of a tee (the body of a Request someone called clone() on) settles only
+        // once the other branch is cancelled too, and the 413 would wait for the deadline to become a 408.
+        reader.cancel().catch(() => {});
         return 'too_large';
       }
       chunks.push(value);
