@@ -19,17 +19,25 @@ export const msFromNow = (parameter: string): string => `now() + ${parameter} * 
 export const boundLockWait = (lockTimeoutMs: number): string =>
   `set_config('lock_timeout', '${lockTimeoutMs}ms', true)`;
 
+// A UTF-16 code unit of a surrogate pair standing alone (the `u` flag reads a pair as one code point).
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
 /**
  * The table's key for a record key. A btree entry holds at most 2 704 bytes, so a key that might not fit (over 600
  * characters, up to 1 800 bytes in UTF-8) is stored as its SHA-256 instead, as the memory and Redis stores take it;
- * so is a key holding a NUL character, which `text` refuses.
+ * so is a key holding a NUL character, which `text` refuses, and one starting `sha256` (else `sha256:<hex>` typed by
+ * the user would be the record of the key that hashes to it). A key with a lone surrogate has no UTF-8 form (`pg`
+ * would send U+FFFD for it, so `'\uD800'` and `'\uD801'` would be one record): its UTF-16 code units are hashed.
  * @example
  * await query(sql.watermark, [recordKey(key)]);
  */
-export const recordKey = (key: string): string =>
-  key.length <= 600 && !key.includes('\u0000')
+export const recordKey = (key: string): string => {
+  if (LONE_SURROGATE.test(key))
+    return `sha256-utf16:${createHash('sha256').update(Buffer.from(key, 'utf16le')).digest('hex')}`;
+  return key.length <= 600 && !key.includes('\u0000') && !key.startsWith('sha256')
     ? key
     : `sha256:${createHash('sha256').update(key).digest('hex')}`;
+};
 
 /**
  * The statements of the ordering table `t` (quoted), beside the dedupe table; `lockTimeoutMs` bounds, on the server,

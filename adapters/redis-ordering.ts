@@ -4,6 +4,9 @@ import type { Cluster, Redis } from 'ioredis';
 import { type KeyEntry, LAPSED_KEPT_MS, type OrderingStore } from '../src/ordering-store.js';
 import { LUA_BELOW, runScript, type Script, script } from './redis-script.js';
 
+// A UTF-16 code unit of a surrogate pair standing alone (the `u` flag reads a pair as one code point).
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
 // Redis's clock, so every instance agrees on leases; a byte-wise comparison of marks (Lua's `<` follows the
 // server's locale); and the stored form of a run, which names its owner (its length first, so no owner's form is
 // another's prefix). A version before runs, taking the key for another owner, leaves the previous owner's run in the
@@ -84,10 +87,18 @@ const scripts = { enter: script(ENTER), hold: script(HOLD), leave: script(LEAVE)
 
 // The hash tag of a record key, which puts its lease and watermark in one Redis Cluster slot. A `}` in the key ends
 // the tag early (an empty tag when it comes first: the two keys in different slots, CROSSSLOT), and an empty key
-// makes an empty tag, so such a key is tagged by its SHA-256, with a suffix no other key's name ends with. Every
-// other key is tagged as itself, as in every earlier version (a `{` is safe: the tag ends at the `}` after it).
-const tagged = (key: string): string =>
-  key === '' || key.includes('}') ? `{${createHash('sha256').update(key).digest('hex')}}#sha256` : `{${key}}`;
+// makes an empty tag, so such a key is tagged by its SHA-256, with a suffix no other key's name ends with. A key
+// with a lone surrogate has no UTF-8 form: ioredis (and SHA-256 of the string) would write U+FFFD for it, and
+// `'\uD800'`, `'\uD801'` and `'\uFFFD'` would share one lease and one watermark, so it is tagged by the SHA-256 of
+// its UTF-16 code units, with a suffix of its own. Every other key is tagged as itself, as in every earlier version
+// (a `{` is safe: the tag ends at the `}` after it).
+const tagged = (key: string): string => {
+  if (LONE_SURROGATE.test(key))
+    return `{${createHash('sha256').update(Buffer.from(key, 'utf16le')).digest('hex')}}#utf16`;
+  return key === '' || key.includes('}')
+    ? `{${createHash('sha256').update(key).digest('hex')}}#sha256`
+    : `{${key}}`;
+};
 
 /** The Redis ordering store and the key its claims read the watermark from. */
 export interface RedisOrdering {
@@ -99,7 +110,8 @@ export interface RedisOrdering {
 /**
  * The ordering half of `createRedisStore`: keys `<prefix>lease:{<key>}` (owner, run, since, until; kept a day
  * past until) and `<prefix>mark:{<key>}` (one hash slot, for Redis Cluster; a key with a `}` is tagged by its
- * SHA-256 instead: `<prefix>lease:{<hex>}#sha256`).
+ * SHA-256 instead: `<prefix>lease:{<hex>}#sha256`, one with a lone surrogate by that of its UTF-16:
+ * `<prefix>lease:{<hex>}#utf16`).
  * @example
  * const { ordering } = createRedisOrdering({ client, prefix: 'wfwh:' });
  */

@@ -107,6 +107,16 @@ const unfit = (client: Redis | Cluster): string | undefined => {
 
 const scripts = { complete: script(COMPLETE), release: script(RELEASE), renew: script(RENEW) };
 
+// A Cluster puts a key in the slot of the text between its first `{` and the first `}` after it, or of the whole key
+// when there is none or it is empty: a prefix with a `{` it does not close around some text would put a record's
+// lease and watermark (`<prefix>lease:{<key>}`, `<prefix>mark:{<key>}`) in different slots.
+const splitsSlots = (prefix: string): boolean => {
+  const open = prefix.indexOf('{');
+  if (open === -1) return false;
+  const close = prefix.indexOf('}', open + 1);
+  return close === -1 || close === open + 1;
+};
+
 /**
  * The dedupe store for several receiver instances: `SET key token NX PX lease GET` claims in one round trip,
  * compare-on-token Lua scripts complete, release and renew. Needs Redis 7.0 or later.
@@ -125,6 +135,13 @@ export function createRedisStore({
     throw new ConfigurationError('createRedisStore needs `client`: an ioredis Redis or Cluster instance');
   const problem = unfit(client);
   if (problem !== undefined) throw new ConfigurationError(problem);
+  if (client.isCluster && splitsSlots(prefix))
+    throw new ConfigurationError(
+      `the Redis store prefix ${JSON.stringify(prefix)} opens a hash tag ({) it does not close around a name, so on ` +
+        "a Redis Cluster a record's ordering lease and watermark would fall in different slots and every ordered " +
+        "event would fail with CROSSSLOT. Close the tag around a name (e.g. '{wfwh}:', all of the store's keys in " +
+        "one slot) or leave braces out (e.g. 'wfwh:')",
+    );
   for (const [name, value] of Object.entries({ doneTtlMs, leaseMs })) {
     if (!Number.isFinite(value) || value <= 0)
       throw new ConfigurationError(`Redis store ${name} must be a positive number`);

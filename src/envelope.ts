@@ -9,9 +9,10 @@ const decoder = new TextDecoder();
 // Spec: occurredAt is a datetime "UTC, with fractional seconds": an RFC 3339 date-time (section 5.6: a `T`, a
 // fraction of any length, `Z` or a `+hh:mm` offset; `t` and `z` too, as section 5.6 allows), every field in range.
 // Not Date.parse: it reads '1' or 'Tue Nov 24 2026' as local dates, which ordering would rank among real instants.
-// No leap second (`:60`): Date.parse, which ordering and telemetry read the instant with, refuses it.
+// A leap second (`:60`, section 5.7) is taken: refused, its event would be lost once the sender's retries end.
+// Ordering and telemetry read it as the last nanosecond before it (`withoutLeapSecond`).
 const DATE_TIME =
-  /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])[Tt](?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?(?:[Zz]|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/;
+  /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])[Tt](?:[01]\d|2[0-3]):[0-5]\d:(?:[0-5]\d|60)(?:\.\d+)?(?:[Zz]|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/;
 
 // The shapes of the spec's event types and versions: text in them can be logged without quoting a body.
 const TYPE_SHAPE = /^[a-z][a-z0-9_]{0,39}(\.[a-z][a-z0-9_]{0,39}){1,4}$/;
@@ -29,8 +30,9 @@ const MAX_SNIFFED_BODY_BYTES = 64 * 1024;
 export const CURRENT_API_VERSION = '2026-10-15';
 
 /**
- * Parses a verified body into an event and checks its envelope; `Svc-Event-Id` / `Svc-Event-Type`, when sent,
- * must equal the body's `id` / `type` (they are not signed, so routing and dedupe use the body).
+ * Parses a verified body into an event and checks its envelope, its `id` written lowercase; `Svc-Event-Id` /
+ * `Svc-Event-Type`, when sent, must equal the body's `id` (in either case) / `type` (they are not signed, so routing
+ * and dedupe use the body).
  * Throws `InvalidPayloadError`.
  * @example
  * const event = parseEvent(rawBody, req.headers);
@@ -48,6 +50,10 @@ export function parseEvent(body: Uint8Array, headers?: HeadersInput): WorkforceE
     fail('the body is not a JSON object');
   const event = value as Record<string, unknown>;
   if (typeof event.id !== 'string' || !isUuid(event.id)) fail('id must be a uuid');
+  // One uuid in either case is one event (RFC 9562: hex digits are case-insensitive on input, written lowercase):
+  // dedupe, ordering's ties and job ids key on the id as text, and an uppercase copy of an id would run it twice.
+  // An id already lowercase (the service's) comes back as the same string: nothing allocated.
+  event.id = event.id.toLowerCase();
   if (typeof event.type !== 'string' || event.type === '') fail('type must be a non-empty string');
   if (typeof event.apiVersion !== 'string' || event.apiVersion === '') fail('apiVersion must be a string');
   const { occurredAt } = event;
@@ -62,7 +68,8 @@ export function parseEvent(body: Uint8Array, headers?: HeadersInput): WorkforceE
   }
   if (headers !== undefined) {
     const headerId = headerValue(headers, 'svc-event-id');
-    if (headerId !== undefined && headerId !== event.id) fail('Svc-Event-Id does not equal the body id');
+    if (headerId !== undefined && headerId.toLowerCase() !== event.id)
+      fail('Svc-Event-Id does not equal the body id');
     const headerType = headerValue(headers, 'svc-event-type');
     if (headerType !== undefined && headerType !== event.type)
       fail('Svc-Event-Type does not equal the body type');

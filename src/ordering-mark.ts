@@ -1,5 +1,5 @@
 // An ordered event's place in its key's order (its mark), and the event a mark was made of.
-import { instantOf } from './instant.js';
+import { instantOf, withoutLeapSecond } from './instant.js';
 import type { WorkforceEvent } from './types.js';
 
 /** The event that made another stale: the newest one of its key whose handlers all succeeded. */
@@ -12,19 +12,22 @@ const FRACTION = /\.(\d+)/;
 
 /**
  * The event's place in its key's order, as a string that compares like the events do: `occurredAt` as an instant
- * (to the nanosecond, whatever its offset), then the event id; undefined when `occurredAt` is not a date from 1970 on
- * (an envelope's four-digit years always fit).
+ * (to the nanosecond, whatever its offset; a leap second as the last nanosecond before it), then the event id;
+ * undefined when `occurredAt` is not a date of a four-digit year (which an envelope's always is).
  * @example
  * markOf(older) < markOf(newer); // true
  */
 export function markOf(event: Pick<WorkforceEvent, 'id' | 'occurredAt'>): string | undefined {
-  const ms = instantOf(event.occurredAt);
-  if (!(ms >= 0 && ms < 1e15)) return undefined; // not a date, before 1970, or past 15 digits (year 33658)
-  const below = (FRACTION.exec(event.occurredAt)?.[1] ?? '').slice(3, 9).padEnd(6, '0');
+  const read = withoutLeapSecond(event.occurredAt);
+  const ms = instantOf(read);
+  if (!(ms >= -1e14 && ms < 1e15)) return undefined; // not a date, or past 15 digits (years -1199 and 33658)
+  const below = (FRACTION.exec(read)?.[1] ?? '').slice(3, 9).padEnd(6, '0');
   // Joined, not a template: a template makes a chain of string pieces, and the watermark table keeps each mark for
   // the dedupe window (measured: more GC per ordered event). The 15 digits are those of 1e15 + ms past its leading
-  // 1: a third of padStart's cost.
-  return [String(ms + 1e15).slice(1), below, ' ', event.id, ' ', event.occurredAt].join('');
+  // 1: a third of padStart's cost. Before 1970 (ms < 0, down to year 0000) a `-` and 1e15 + ms, also 15 digits: it
+  // sorts before every digit, and a later instant has the larger 1e15 + ms; marks from 1970 on are as they were.
+  const instant = ms >= 0 ? String(ms + 1e15).slice(1) : `-${ms + 1e15}`;
+  return [instant, below, ' ', event.id, ' ', event.occurredAt].join('');
 }
 
 /**

@@ -108,8 +108,9 @@ export function createOrdering({
   // At accept time a key function that throws must not answer every delivery of the type 500 for ever: the event
   // is claimed without its key, and its attempts (which read the key again) fail, are retried and dead-lettered.
   const keyOf = (event: WorkforceEvent): string | undefined => {
+    let value: unknown;
     try {
-      return asKey(key(event));
+      value = key(event);
     } catch (error) {
       const { type } = eventLogFields(event);
       warnOnce(
@@ -120,6 +121,20 @@ export function createOrdering({
       );
       return undefined;
     }
+    const found = asKey(value);
+    // A number, an object or `true` orders nothing, as undefined does: said once per type, since a JS key function
+    // returning a record's numeric id would otherwise leave the record unordered without a word. Not the value: it
+    // may be text of the body.
+    if (found === undefined && typeof value !== 'string' && value !== undefined && value !== null) {
+      const { type } = eventLogFields(event);
+      const returned = Array.isArray(value) ? 'array' : typeof value;
+      warnOnce(
+        `ordering_key_not_string:${type ?? 'other'}`,
+        { type, returned },
+        `workforce-webhooks: ordering.key returned a value of type ${returned} for an event of this type, not a string: its events are not ordered. Return the record's key as a string (a numeric id written as text), or undefined for an event that is not ordered`,
+      );
+    }
+    return found;
   };
 
   return {

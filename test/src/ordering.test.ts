@@ -74,9 +74,13 @@ describe('markOf', () => {
         expect(mark).toBe(`${String(ms).padStart(15, '0')}123000 x ${occurredAt}`);
       }),
     );
-    // Not ordered: no date, before 1970, or too far ahead for the mark's 15 digits.
-    for (const occurredAt of ['soon', '1969-12-31T23:59:59Z', '+033658-09-27T01:46:40.000Z'])
+    // Not ordered: no date, or too far ahead for the mark's 15 digits.
+    for (const occurredAt of ['soon', '+033658-09-27T01:46:40.000Z'])
       expect(markOf({ id: 'x', occurredAt })).toBeUndefined();
+    // Before 1970: a `-` then 1e15 + ms, 15 digits, so it sorts before every mark from 1970 on.
+    expect(markOf({ id: 'x', occurredAt: '1969-12-31T23:59:59Z' })).toBe(
+      '-999999999999000000000 x 1969-12-31T23:59:59Z',
+    );
   });
 
   it('reads a fraction of ten digits or more as its first nine, whatever its leading zeros', () => {
