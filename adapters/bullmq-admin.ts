@@ -32,6 +32,32 @@ export function adminCall<T>(
   return withDeadline(() => call().catch(outOfMemory), ADMIN_TIMEOUT_MS, 'queue_unavailable', expired);
 }
 
+/** The admin calls of one queue under way: `track` adds one, `settled` resolves once those under way have ended. */
+export interface AdminCalls {
+  track<T>(call: Promise<T>): Promise<T>;
+  settled(): Promise<unknown>;
+}
+
+/**
+ * The admin calls of one queue, tracked so that its close lets those under way end (a replay between its two round
+ * trips, a page half read) before it closes the connections they use: cut there, a replay would reject with the
+ * client's bare "Connection is closed" and, its letter reset and claimed but never retried, hold it for a minute.
+ * @example
+ * const admin = adminCalls(); replay: (id) => admin.track(adminCall(closed, () => replayLetter(...)));
+ */
+export function adminCalls(): AdminCalls {
+  const pending = new Set<Promise<unknown>>();
+  return {
+    track(call) {
+      pending.add(call);
+      const untrack = (): void => void pending.delete(call);
+      call.then(untrack, untrack);
+      return call;
+    },
+    settled: () => Promise.allSettled(pending),
+  };
+}
+
 // A Redis at its `maxmemory` under `noeviction` refuses every write with an `OOM` reply until there is room: the
 // queue cannot act on any letter then, so the call is `queue_unavailable` (a bulk replay or discard stops at the
 // first, instead of failing every letter left one by one), with the reason in its message.

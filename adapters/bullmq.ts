@@ -14,7 +14,7 @@ import {
 } from '../src/queue.js';
 import { DEFAULT_DONE_TTL_MS } from '../src/store.js';
 import { closeTimeoutProblem, MAX_TIMER_MS } from '../src/timer-limit.js';
-import { adminCall } from './bullmq-admin.js';
+import { adminCall, adminCalls } from './bullmq-admin.js';
 import { openRedis, outlasts, quitWithin, readiness } from './bullmq-connections.js';
 import { letterOf, readDeadLetters } from './bullmq-dead-letters.js';
 import { discardLetter } from './bullmq-discard.js';
@@ -225,6 +225,11 @@ export function createBullmqQueue({
   queue.on('error', reportError);
   let closed = false;
   let closing: Promise<void> | undefined;
+  // The onDeadLetter calls under way (where an app keeps its letters or pages someone): close() waits for them within
+  // its deadline, as the memory queue's does, so an app that exits once it resolves never cuts one short.
+  const burying = new Set<Promise<void>>();
+  // Reads, replays and discards under way: close() lets them end before it closes the connections they use.
+  const admin = adminCalls();
 
   // One deadline for the whole close, `timeoutMs` away. Running attempts get all of it but the last fifth (at most
   // 1 s), kept for the aborted ones to be recorded and the connections to close. A Redis that is stopped or silent
@@ -239,7 +244,10 @@ export function createBullmqQueue({
     const left = (): number => Math.max(0, deadline - performance.now());
     const reachable = !redis || workerClient?.status === 'ready';
     if (!reachable) runner.abort(SHUTDOWN);
-    const settled = Promise.allSettled([worker?.close(!reachable), queue.close()]);
+    const settled = Promise.allSettled([
+      worker?.close(!reachable),
+      admin.settled().then(() => queue.close()),
+    ]);
     if (await outlasts(settled, timeoutMs - Math.min(1000, timeoutMs / 5))) {
       runner.abort(SHUTDOWN);
       // BullMQ's own connections too (its worker's blocking one, a backend's pool): not waited for.
@@ -250,6 +258,7 @@ export function createBullmqQueue({
     // A failure BullMQ recorded just before its connection closed is told in the turns after: counted by it then.
     await new Promise<void>((resolve) => setImmediate(resolve));
     runner.shutDown();
+    if (burying.size > 0) await outlasts(Promise.all(burying), left());
   };
 
   const ready = producer === undefined ? undefined : readiness(producer);
@@ -342,9 +351,11 @@ export function createBullmqQueue({
           if (!counted) given.onRetry?.(job.data, (job.data.attemptsMade ?? 0) + job.attemptsMade);
           return;
         }
-        given.onDeadLetter(letterOf(job, error)).catch((failure: unknown) => {
+        const call = given.onDeadLetter(letterOf(job, error)).catch((failure: unknown) => {
           logger.error({ err: failure, queue: name }, 'workforce-webhooks: onDeadLetter failed');
         });
+        burying.add(call);
+        void call.then(() => burying.delete(call));
       });
       // A lock that lapsed (another worker may take the job) stops the handlers of the attempt that held it: told by
       // the worker (`pacedWorker`) with the lock's token, which BullMQ's `lockRenewalFailed` does not give.
@@ -393,30 +404,36 @@ export function createBullmqQueue({
     },
     // One round trip: BullMQ counts every state's set in one pipeline.
     counts() {
-      return adminCall(closed, async () => {
-        const counts = await queue.getJobCounts(...HELD_STATES, 'failed');
-        let depth = 0;
-        for (const state of HELD_STATES) depth += counts[state] ?? 0;
-        return { depth, deadLetters: counts.failed ?? 0 };
-      });
+      return admin.track(
+        adminCall(closed, async () => {
+          const counts = await queue.getJobCounts(...HELD_STATES, 'failed');
+          let depth = 0;
+          for (const state of HELD_STATES) depth += counts[state] ?? 0;
+          return { depth, deadLetters: counts.failed ?? 0 };
+        }),
+      );
     },
     deadLetters(query?: DeadLetterQuery): Promise<DeadLetterPage> {
       // Right after the queue is made (a tool reading a deployed queue) the producer may still be connecting.
       const connect = producer === undefined ? undefined : () => usable().then(() => producer);
-      return adminCall(closed, () => readDeadLetters(queue, connect, query));
+      return admin.track(adminCall(closed, () => readDeadLetters(queue, connect, query)));
     },
     replay(eventId, { failedAt } = {}) {
       const successKey = successes.keyOf(eventId);
-      return adminCall(
-        closed,
-        () => usable().then(() => replayLetter(queue, producer, eventId, { failedAt, successKey })),
-        lateReplay(eventId),
+      return admin.track(
+        adminCall(
+          closed,
+          () => usable().then(() => replayLetter(queue, producer, eventId, { failedAt, successKey })),
+          lateReplay(eventId),
+        ),
       );
     },
     discard(eventId, { failedAt } = {}) {
       const successKey = successes.keyOf(eventId);
-      return adminCall(closed, () =>
-        usable().then(() => discardLetter(queue, producer, eventId, { failedAt, successKey })),
+      return admin.track(
+        adminCall(closed, () =>
+          usable().then(() => discardLetter(queue, producer, eventId, { failedAt, successKey })),
+        ),
       );
     },
     close({ timeoutMs = 10_000 } = {}) {
