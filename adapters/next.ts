@@ -11,9 +11,11 @@ import { writeResponse } from './node-answer.js';
 export { createNextApiHandler, type NextApiRoute } from './next-pages.js';
 
 type After = (task: Promise<unknown>) => void;
-// `after` is stable from Next 15.1; 15.0 named it `unstable_after`.
+// `after` is stable from Next 15.1; 15.0 named it `unstable_after`, read through Reflect: webpack checks a property
+// read on the namespace against Next's exports and fails the build on the name newer Nexts no longer have (and a
+// copy of the namespace, `{ ...nextServer }`, holds none of its names under webpack).
 const after: After | undefined =
-  (nextServer as { after?: After }).after ?? (nextServer as { unstable_after?: After }).unstable_after;
+  (nextServer as { after?: After }).after ?? (Reflect.get(nextServer, 'unstable_after') as After | undefined);
 
 const WRONG_ROUTER =
   "workforce-webhooks: createNextRouteHandler was called with a Node request and response, as a Pages Router API route is (exported from pages/api?), so it answers 500. It is for app/**/route.ts; in pages/api use the Pages Router's handler: export default createNextApiHandler(receiver), with export const config = { api: { bodyParser: false } }";

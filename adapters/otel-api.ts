@@ -1,14 +1,6 @@
-// The OpenTelemetry API, an optional peer: loaded here so that, missing, it is named with the command to install it.
-type Api = typeof import('@opentelemetry/api');
+// The OpenTelemetry API, an optional peer, imported statically: a top-level `await import()` here would make
+// `require('workforce-webhooks/otel')` fail in a CommonJS project (ERR_REQUIRE_ASYNC_MODULE). Missing, it is named by
+// Node's own error: "Cannot find package '@opentelemetry/api'".
+import * as api from '@opentelemetry/api';
 
-/**
- * `@opentelemetry/api`, or a thrown error that says to install it (not a bare resolution error).
- * @example
- * const tracer = api.trace.getTracerProvider().getTracer('workforce-webhooks');
- */
-export const api: Api = await import('@opentelemetry/api').catch((error: unknown) => {
-  throw new Error(
-    'workforce-webhooks/otel needs @opentelemetry/api, which is not installed. Install it: npm install @opentelemetry/api',
-    { cause: error },
-  );
-});
+export { api };

@@ -60,6 +60,10 @@ const server = app.listen(port, (error) => {
     console.error(`port ${port}: ${error.message}; pick another with PORT=${port < 1024 ? 3000 : port + 1}`);
     process.exit(1);
   }
+  // Say where it listens (PORT=0 picks a free port), as one JSON line.
+  const address = server.address();
+  const listening = typeof address === 'object' && address !== null ? address.port : port;
+  console.log(JSON.stringify({ listening, url: `http://localhost:${listening}/webhooks/workforce` }));
 });
 
 // On Ctrl-C or SIGTERM, once (a second Ctrl-C stops at once): 503 to new deliveries, running handlers finish.
@@ -72,10 +76,3 @@ const shutdown = async (): Promise<void> => {
 };
 process.on('SIGINT', shutdown).on('SIGTERM', shutdown);
 // #endregion postgres
-
-server.once('listening', () => {
-  const address = server.address();
-  console.log(
-    JSON.stringify({ listening: typeof address === 'object' && address !== null ? address.port : null }),
-  );
-});

@@ -51,6 +51,10 @@ const server = app.listen(port, (error) => {
     console.error(`port ${port}: ${error.message}; pick another with PORT=${port < 1024 ? 3000 : port + 1}`);
     process.exit(1);
   }
+  // Say where it listens (PORT=0 picks a free port), as one JSON line.
+  const address = server.address();
+  const listening = typeof address === 'object' && address !== null ? address.port : port;
+  console.log(JSON.stringify({ listening, url: `http://localhost:${listening}/webhooks/workforce` }));
 });
 
 // Rolling deploys (SIGTERM) and Ctrl-C: stop taking deliveries (503), let running handlers finish, then close what
@@ -63,10 +67,3 @@ const shutdown = async (): Promise<void> => {
 };
 process.on('SIGINT', shutdown).on('SIGTERM', shutdown);
 // #endregion scaling
-
-server.once('listening', () => {
-  const address = server.address();
-  console.log(
-    JSON.stringify({ listening: typeof address === 'object' && address !== null ? address.port : null }),
-  );
-});

@@ -115,6 +115,19 @@ describe('examples/next on next start', () => {
     expectAnswer(await post(url, forged), 400, { error: 'signature_mismatch' });
   });
 
+  // Next's edge runtime: a `setImmediate` that throws, no `process.getBuiltinModule`, and webpack's check of the
+  // names read from `next/server`. Each route must build, answer 202 and run its handler.
+  for (const [router, path] of [
+    ['App Router', 'workforce-edge'],
+    ['Pages Router', 'pages-router-edge'],
+  ] as const)
+    it(`${router} on the edge runtime: accepts a signed delivery and runs its handler`, async () => {
+      const signed = await delivery();
+      expectAnswer(await post(`${base}/api/webhooks/${path}`, signed), 202, { received: true });
+      await eventually(() => expect(output()).toContain(handled(signed.event.id)));
+      expect(output()).not.toContain('queue_unavailable');
+    });
+
   it('started without the secret: answers 500 not_configured and says which variable to set, once', async () => {
     const unset = await start(buildEnv);
     try {
@@ -129,5 +142,28 @@ describe('examples/next on next start', () => {
     } finally {
       await stop(unset.child);
     }
+  });
+});
+
+describe('examples/next built with webpack (next build --webpack)', () => {
+  let server: ChildProcess | undefined;
+
+  afterAll(() => stop(server));
+
+  it('builds, and its App and Pages Router routes, node and edge, accept a delivery and run its handler', async () => {
+    // webpack checks each name read from `next/server` against its exports, and bundles the edge routes its own way.
+    await run(process.execPath, [next, 'build', '--webpack'], { cwd: app, env: buildEnv });
+    const started = await start(env);
+    server = started.child;
+    for (const path of ['workforce', 'pages-router', 'workforce-edge', 'pages-router-edge']) {
+      const signed = await createSignedDelivery({
+        secret: SECRET,
+        type: 'leave.approved',
+        data: LEAVE_APPROVED,
+      });
+      expectAnswer(await post(`${started.base}/api/webhooks/${path}`, signed), 202, { received: true });
+      await eventually(() => expect(started.output()).toContain(`handled leave.approved ${signed.event.id}`));
+    }
+    expect(started.output()).not.toContain('after() is unavailable');
   });
 });
