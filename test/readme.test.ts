@@ -29,6 +29,26 @@ describe('README', () => {
     expect(named).toEqual(declared);
   });
 
+  it('names as proof only test files that exist, and in them only tests they have', () => {
+    // The guarantee tables' "proved by" cells: `test/…` followed by the quoted names of tests in it ("…" elides the
+    // start of a name).
+    const named = [...readme.matchAll(/`(test\/[^`\s]+\.ts)`((?:[ ,;]*"[^"]+")*)/g)];
+    expect(named.length).toBeGreaterThan(20);
+    const missing: string[] = [];
+    for (const [, path, titles] of named) {
+      let source: string;
+      try {
+        source = readFileSync(new URL(`../${path}`, import.meta.url), 'utf8');
+      } catch {
+        missing.push(path!);
+        continue;
+      }
+      for (const [, title] of titles!.matchAll(/"([^"]+)"/g))
+        if (!source.includes(title!.replace(/^… /, ''))) missing.push(`${path} "${title}"`);
+    }
+    expect(missing).toEqual([]);
+  });
+
   it('gives the two set-up commands', () => {
     expect(readme).toContain('npm install && npm start');
     expect(readme).toContain('npm test');

@@ -123,6 +123,9 @@ describe.skipIf(!postgresUrl)(
         expect([...rows.keys()].sort()).toEqual([...ids].sort());
         expect([...rows.values()].filter((n) => n !== 1)).toEqual([]);
         expect(await count('app')).toBe(EVENTS);
+        // Nothing lost for the handler outside the transaction either: it ran for every accepted event.
+        await expect.poll(() => count('runs', true), { timeout: 60_000, interval: 200 }).toBe(EVENTS);
+        expect([...(await perEvent('runs')).keys()].sort()).toEqual([...ids].sort());
         // The kill really cut handlers short: some started on `a` and were committed by `b`.
         const starts = await perEvent('starts');
         expect([...starts.values()].some((n) => n > 1)).toBe(true);
