@@ -1,13 +1,10 @@
 // The memory queue on Cloudflare's workerd when the platform ends a request while the handlers of its event run: the
 // event becomes a dead letter (`queue_unavailable`) and its slot is freed, rather than held by an attempt that never ends.
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createSignedDelivery, sampleEventData } from 'workforce-webhooks/testing';
+import { bundleForWorkerd } from '../support/workerd-bundle.js';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const secret = 'whsec_memory_queue_workerd_request_ended_mid_attempt';
 
 // A Worker on the memory queue with one slot and one attempt per event. Each leave.approved handler waits on a timer
@@ -46,27 +43,7 @@ export default {
 `;
 
 async function workerScript(): Promise<string> {
-  const result = await build({
-    stdin: { contents: WORKER, resolveDir: root, loader: 'js' },
-    bundle: true,
-    format: 'esm',
-    platform: 'neutral',
-    target: 'es2022',
-    conditions: ['workerd', 'worker', 'browser'],
-    mainFields: ['module', 'main'],
-    write: false,
-    logLevel: 'silent',
-    // What the package's `#crypto` import resolves to off Node.
-    plugins: [
-      {
-        name: 'web-crypto',
-        setup(builder) {
-          builder.onResolve({ filter: /^#crypto$/ }, () => ({ path: resolve(root, 'src/crypto/web.ts') }));
-        },
-      },
-    ],
-  });
-  return result.outputFiles[0]!.text;
+  return bundleForWorkerd(WORKER);
 }
 
 interface State {

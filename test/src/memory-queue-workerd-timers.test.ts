@@ -1,12 +1,9 @@
 // The memory queue on Cloudflare's workerd, whose timers are numbers (no ref/unref): every queued event still ends.
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createSignedDelivery } from 'workforce-webhooks/testing';
+import { bundleForWorkerd } from '../support/workerd-bundle.js';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const secret = 'whsec_memory_queue_workerd_timers';
 
 // A Worker as the README shows one: the receiver in queue mode on the memory queue, its handlers' work handed to
@@ -35,27 +32,7 @@ export default {
 `;
 
 async function workerScript(): Promise<string> {
-  const result = await build({
-    stdin: { contents: WORKER, resolveDir: root, loader: 'js' },
-    bundle: true,
-    format: 'esm',
-    platform: 'neutral',
-    target: 'es2022',
-    conditions: ['workerd', 'worker', 'browser'],
-    mainFields: ['module', 'main'],
-    write: false,
-    logLevel: 'silent',
-    // What the package's `#crypto` import resolves to off Node.
-    plugins: [
-      {
-        name: 'web-crypto',
-        setup(builder) {
-          builder.onResolve({ filter: /^#crypto$/ }, () => ({ path: resolve(root, 'src/crypto/web.ts') }));
-        },
-      },
-    ],
-  });
-  return result.outputFiles[0]!.text;
+  return bundleForWorkerd(WORKER);
 }
 
 describe('the memory queue on workerd', () => {

@@ -2,14 +2,11 @@
 // slot runs in its own request (the one whose waitUntil holds it), never in the request of the job that freed the slot.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createSignedDelivery } from 'workforce-webhooks/testing';
+import { bundleForWorkerd } from '../support/workerd-bundle.js';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const secret = 'whsec_memory_queue_workerd_waiting_jobs';
 
 // A Worker as the README shows one, on the memory queue with one slot (`queue`: the rest of its options). Each
@@ -61,27 +58,7 @@ export default {
 `;
 
 async function workerScript(origin: string, queue: string, failFirst = false, waitMs = 20): Promise<string> {
-  const result = await build({
-    stdin: { contents: worker(origin, queue, failFirst, waitMs), resolveDir: root, loader: 'js' },
-    bundle: true,
-    format: 'esm',
-    platform: 'neutral',
-    target: 'es2022',
-    conditions: ['workerd', 'worker', 'browser'],
-    mainFields: ['module', 'main'],
-    write: false,
-    logLevel: 'silent',
-    // What the package's `#crypto` import resolves to off Node.
-    plugins: [
-      {
-        name: 'web-crypto',
-        setup(builder) {
-          builder.onResolve({ filter: /^#crypto$/ }, () => ({ path: resolve(root, 'src/crypto/web.ts') }));
-        },
-      },
-    ],
-  });
-  return result.outputFiles[0]!.text;
+  return bundleForWorkerd(worker(origin, queue, failFirst, waitMs));
 }
 
 interface State {

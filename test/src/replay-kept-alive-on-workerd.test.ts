@@ -2,14 +2,11 @@
 // to its end in that request (kept up by its waitUntil), and one whose request the platform ends is a dead letter again.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createSignedDelivery } from 'workforce-webhooks/testing';
+import { bundleForWorkerd } from '../support/workerd-bundle.js';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const secret = 'whsec_replay_kept_alive_on_workerd';
 
 // A Worker on the memory queue with one slot and one attempt per event. Each leave.approved handler waits on a timer,
@@ -91,27 +88,7 @@ export default {
 `;
 
 async function workerScript(origin: string): Promise<string> {
-  const result = await build({
-    stdin: { contents: worker(origin), resolveDir: root, loader: 'js' },
-    bundle: true,
-    format: 'esm',
-    platform: 'neutral',
-    target: 'es2022',
-    conditions: ['workerd', 'worker', 'browser'],
-    mainFields: ['module', 'main'],
-    write: false,
-    logLevel: 'silent',
-    // What the package's `#crypto` import resolves to off Node.
-    plugins: [
-      {
-        name: 'web-crypto',
-        setup(builder) {
-          builder.onResolve({ filter: /^#crypto$/ }, () => ({ path: resolve(root, 'src/crypto/web.ts') }));
-        },
-      },
-    ],
-  });
-  return result.outputFiles[0]!.text;
+  return bundleForWorkerd(worker(origin));
 }
 
 interface State {
