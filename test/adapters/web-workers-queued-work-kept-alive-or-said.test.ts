@@ -2,13 +2,12 @@
 // itself as the default export): Workers call it as fetch(request, env, ctx), and the queued work is still handed to
 // `ctx.waitUntil`, so an accepted event is handled after its 202 instead of ended with the request. Called with no
 // context at all, the loss is said once with the fix.
-import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createReceiver } from 'workforce-webhooks';
 import { createSignedDelivery } from 'workforce-webhooks/testing';
 import { eventually } from '../contract/adapter-client.js';
-import { root } from '../support/packed.js';
+import { bundleForWorkerd } from '../support/workerd-bundle.js';
 
 const SECRET = 'whsec_workers_handler_Vd8r';
 const URL_ = 'https://hooks.example.com/webhooks/workforce';
@@ -64,30 +63,9 @@ export default {
 
 /** Bundles a Worker from the sources with workerd's conditions (`#crypto` is the Web Crypto backend), as wrangler would. */
 async function startWorker(script: string): Promise<Miniflare> {
-  const bundled = await build({
-    stdin: { contents: script, resolveDir: root, loader: 'js' },
-    bundle: true,
-    format: 'esm',
-    platform: 'neutral',
-    target: 'es2022',
-    conditions: ['workerd', 'worker', 'browser'],
-    mainFields: ['module', 'main'],
-    write: false,
-    logLevel: 'silent',
-    plugins: [
-      {
-        name: 'sources',
-        setup: (b) => {
-          b.onResolve({ filter: /^workforce-webhooks$/ }, () => ({ path: `${root}src/index.ts` }));
-          b.onResolve({ filter: /^workforce-webhooks\/hono$/ }, () => ({ path: `${root}adapters/hono.ts` }));
-          b.onResolve({ filter: /^#crypto$/ }, () => ({ path: `${root}src/crypto/web.ts` }));
-        },
-      },
-    ],
-  });
   const mf = new Miniflare({
     modules: true,
-    script: bundled.outputFiles[0]!.text,
+    script: await bundleForWorkerd(script),
     compatibilityDate: '2026-04-01',
   });
   await mf.ready;
