@@ -61,7 +61,7 @@ export default {
 };
 `;
 
-/** Bundles a Worker from the sources with workerd's conditions (`#crypto` is the Web Crypto backend), as wrangler would. */
+/** A Worker bundled from the sources (`bundleForWorkerd`), started on workerd. */
 async function startWorker(script: string): Promise<Miniflare> {
   const mf = new Miniflare({
     modules: true,
