@@ -112,6 +112,24 @@ async function readWhole(request: Request): Promise<BodyResult> {
   }
 }
 
+// How long a refused body's cancel is waited for before the answer goes out.
+const CANCEL_WAIT_MS = 1000;
+
+// Waited for, but not for ever: workerd resets the connection of an answer sent while the upload it refuses is still
+// coming in, unless the cancel went through first; and cancelling one branch of a tee (the body of a Request someone
+// called clone() on) settles only once the other branch is cancelled too, where the 413 would wait for the body
+// deadline and become a 408. Only a refused body pays the timer.
+async function cancelled(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    reader.cancel().catch(() => {}),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, CANCEL_WAIT_MS);
+    }),
+  ]);
+  clearTimeout(timer);
+}
+
 async function readStream(
   stream: ReadableStream<Uint8Array> | null,
   limit: number,
@@ -135,9 +153,7 @@ async function readStream(
       }
       total += value.byteLength;
       if (total > limit) {
-        // Not awaited: cancelling one branch of a tee (the body of a Request someone called clone() on) settles only
-        // once the other branch is cancelled too, and the 413 would wait for the deadline to become a 408.
-        reader.cancel().catch(() => {});
+        await cancelled(reader);
         return 'too_large';
       }
       chunks.push(value);
