@@ -21,7 +21,9 @@ Checks a running endpoint against the Workforce Service's receiver rules, with r
   - no answer is a 3xx, also for the URL with or without a trailing slash
 Prints a pass/fail table, then for each failure the answer's status and the receiver's error code (any other
 body is not shown, only its size: run send to see it) and what to look at first, once for a cause several
-checks share (a wrong secret, nothing listening); exits 1 when any check fails. Every delivery's data
+checks share (a wrong secret, nothing listening); exits 1 when any check fails. Where no receiver answers
+(nothing listens, no answer in time, a 404, an app's HTML page, a proxy's 502), every check fails, the trailing
+slash and "no 3xx anywhere" too: there is nothing to judge. Every delivery's data
 carries "${CHECK_MARKER}": true, so your handlers can skip them:
 if ('${CHECK_MARKER}' in event.data) return;
 

@@ -1,7 +1,8 @@
 // The receiver rules of the spec as checks against a running endpoint, one signed delivery each.
 import { createSignedDelivery, type SignedDelivery, sampleEventData } from '../testing/index.js';
 import { redactUrl } from '../testing/mock-service/url.js';
-import { hintFor } from './hints.js';
+import { errorCode, hintFor } from './hints.js';
+import { isHtmlPage, PAGE_HINT } from './html-page.js';
 import { type PostResult, postDelivery } from './post.js';
 import { shownBody } from './shown-body.js';
 import { shownLocation } from './shown-location.js';
@@ -167,18 +168,61 @@ export async function runChecks({
     results.push(result);
     onProgress?.(index, checks.length + 1, check.name, result);
   }
-  const last: CheckResult = {
-    name: 'no 3xx anywhere',
-    ok: redirects.length === 0,
-    answer: redirects.length === 0 ? 'none' : `${redirects.length} redirect(s)`,
-    ...(redirects.length > 0
-      ? {
-          reason: `${redirectSummary(redirects, checks.length)}: redirects are not followed, a 3xx is a failed delivery (spec rule 5)`,
-        }
-      : {}),
-  };
+  // The deliveries to the URL itself: when none of their answers came from a receiver (nothing listens, a 404, an
+  // app's HTML page), the trailing-slash and the no-3xx rows have nothing to judge either, and fail for that cause.
+  const fromReceiver = (r: CheckResult): boolean =>
+    r.status !== undefined &&
+    !(NOT_THE_RECEIVER.has(r.status) && errorCode(r.body ?? '') === undefined) &&
+    !isHtmlPage(r.status, r.body ?? '');
+  const direct = results.slice(0, -1);
+  const unjudged = direct.some(fromReceiver) ? undefined : direct[0];
+  const slashed = results.at(-1)!;
+  if (unjudged !== undefined && slashed.ok && !fromReceiver(slashed))
+    results[results.length - 1] = notJudged(slashed, unjudged, 'not judged', checks.at(-1)!);
+  const last = noRedirect(redirects, checks.length, unjudged);
   onProgress?.(checks.length, checks.length + 1, last.name, last);
   return [...results, last];
+}
+
+// Answers of what stands where the receiver is not (no route, no POST) or in front of it (a login, a gateway whose app
+// is down), unless they carry the receiver's own `{"error": code}`: the receiver answers none of these.
+const NOT_THE_RECEIVER: ReadonlySet<number> = new Set([401, 403, 404, 405, 502, 504]);
+
+// A row that could not be judged for the cause `of` failed with: it fails for that cause, told once with it.
+function notJudged(
+  row: CheckResult,
+  of: CheckResult,
+  words: string,
+  { label, rule }: Pick<Check, 'label' | 'rule'>,
+): CheckResult {
+  return {
+    ...row,
+    ok: false,
+    reason: `${words}: ${of.reason ?? 'no answer from a receiver'}`,
+    label,
+    rule,
+    ...(of.cause !== undefined ? { cause: of.cause } : {}),
+    ...(of.hint !== undefined ? { hint: of.hint } : {}),
+  };
+}
+
+// "No 3xx anywhere" holds only when a receiver answered: where none did, no answer says anything of its redirects.
+function noRedirect(
+  redirects: readonly Redirect[],
+  total: number,
+  unjudged: CheckResult | undefined,
+): CheckResult {
+  const name = 'no 3xx anywhere';
+  if (redirects.length > 0)
+    return {
+      name,
+      ok: false,
+      answer: `${redirects.length} redirect(s)`,
+      reason: `${redirectSummary(redirects, total)}: redirects are not followed, a 3xx is a failed delivery (spec rule 5)`,
+    };
+  if (unjudged === undefined) return { name, ok: true, answer: 'none' };
+  const rule = { label: 'no 3xx', rule: 'expected answers, none a 3xx (spec rule 5)' };
+  return notJudged({ name, ok: false, answer: 'not known' }, unjudged, 'not known', rule);
 }
 
 // One redirect seen: which check met it, and where it pointed.
@@ -242,9 +286,15 @@ function judge(
       hint: 'mount the receiver at the exact URL the service sends to, with no redirect in front (trailing slash, http to https, a login page)',
     };
   }
-  const reason = check.judge(answer.status);
-  const hint =
-    reason === undefined ? undefined : hintFor(answer.status, answer.body, '--url', { url, secret });
+  const page = isHtmlPage(answer.status, answer.body);
+  const reason = page
+    ? `answered ${answer.status} with an HTML page, not a receiver's answer`
+    : check.judge(answer.status);
+  const hint = page
+    ? PAGE_HINT
+    : reason === undefined
+      ? undefined
+      : hintFor(answer.status, answer.body, '--url', { url, secret });
   const shown = shownBody(answer.body, answer.truncated);
   return {
     name: check.name,
@@ -255,7 +305,9 @@ function judge(
     shownBody: shown,
     // A refusal is the endpoint's, whichever check met it; a 2xx fails only the check that expected a refusal.
     ...(reason !== undefined ? { reason, ...failed } : {}),
-    ...(reason !== undefined && !is2xx(answer.status) ? { cause: `${answer.status} ${shown}` } : {}),
+    ...(reason !== undefined && (page || !is2xx(answer.status))
+      ? { cause: `${answer.status} ${shown}` }
+      : {}),
     ...(hint !== undefined ? { hint } : {}),
   };
 }

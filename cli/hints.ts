@@ -19,7 +19,7 @@ const HINTS: Readonly<Record<string, string>> = {
   store_unavailable:
     "the receiver's dedupe store (Redis or Postgres) is unreachable or answered slower than storeTimeoutMs (2 s): is it running and reachable from where the server runs? The server's log has the error",
   queue_unavailable:
-    "the receiver's queue (BullMQ's Redis) is unreachable or answered slower than queueTimeoutMs (2 s): is Redis running and reachable from where the server runs? The server's log has the error",
+    "the receiver's queue did not take the event (its enqueue failed, or took longer than queueTimeoutMs, 2 s): with BullMQ, is its Redis running and reachable from where the server runs? With a queue of your own, see what its enqueue rejected with. The server's log has the error",
   queue_full:
     "the memory queue is full: handlers run slower than deliveries arrive; speed them up, or raise the queue's maxQueued or concurrency",
   shutting_down: 'the receiver is closing (receiver.close() was called): is the server restarting?',
@@ -76,6 +76,9 @@ export function hintFor(
   if (code !== undefined && Object.hasOwn(HINTS, code)) return HINTS[code];
   if (status === 404 || status === 405)
     return `is ${urlOption} the webhook route, with the receiver mounted for POST on it?`;
+  // Gateway answers: an app answers neither of its own; a 503 may be the app's (busy), so it is not guessed at.
+  if (status === 502 || status === 504)
+    return "a proxy or platform in front of the receiver answered, not the receiver: is the app behind it running, and answering within the proxy's time limit? See the proxy's log";
   if (status === 401 || status === 403)
     return 'something in front of the receiver asks for credentials; the service sends none but the signature';
   return undefined;

@@ -100,13 +100,27 @@ export const SECRET_HELP: string = `  --secret       the endpoint's signing secr
                  typed on the command line lands in your shell history`;
 
 /**
- * `--secret`, else `$WORKFORCE_WEBHOOK_SECRET`, else a `UsageError` naming both.
+ * `--secret`, else `$WORKFORCE_WEBHOOK_SECRET`, else a `UsageError` naming both; one padded or quoted is warned of.
  * @example
  * const secret = secretOf(values.secret, io);
  */
 export function secretOf(value: string | undefined, io: CliIo): string {
   const secret = value ?? io.env?.[SECRET_ENV];
   if (secret === undefined || secret === '') throw new UsageError(`--secret (or $${SECRET_ENV}) is required`);
+  const from = value !== undefined ? '--secret' : `$${SECRET_ENV}`;
+  if (secret.trim() === '')
+    throw new UsageError(
+      `${from} is only whitespace: pass the endpoint's whsec_ secret, as shown when it was added`,
+    );
+  // Signed with as given, as the receiver verifies with its secret as given; but a copy from a .env file that kept
+  // its quotes or a \r signs what no receiver fed by a .env loader expects, and a bare signature_mismatch hides why.
+  const shape =
+    secret.trim() !== secret
+      ? 'has leading or trailing whitespace (a stray newline or \\r, as copied from a .env file?); it signs as given, whitespace included, so only a receiver given the same value accepts it: remove the whitespace where the value is set'
+      : secret.length >= 2 && /^(".*"|'.*')$/s.test(secret)
+        ? 'is wrapped in quotes (as copied from a .env file); it signs as given, quotes included, so only a receiver given the same value accepts it: remove the quotes where the value is set'
+        : undefined;
+  if (shape !== undefined) io.stderr(`workforce-webhooks: warning: ${from} ${shape}\n`);
   return secret;
 }
 

@@ -3,6 +3,7 @@ import { createSignedDelivery } from '../testing/index.js';
 import { DATA_HELP, readData } from './data.js';
 import { answerTimeout, eventId, eventType, TIMEOUT_HELP, typeTypo } from './delivery-options.js';
 import { hintFor } from './hints.js';
+import { isHtmlPage, PAGE_HINT } from './html-page.js';
 import { type CliIo, parse, required, SECRET_HELP, secretOf } from './io.js';
 import { postDelivery } from './post.js';
 import { printedBody } from './shown-body.js';
@@ -17,9 +18,10 @@ import { endpointUrl, fetchablePort } from './url.js';
 export const SEND_USAGE: string = `Usage: workforce-webhooks send --url <url> --type <event type> [--secret <whsec_...>] [--data '<json>']
 
 Sends one delivery signed like the Workforce Service's and prints the answer. Exits 0 on a 2xx answer,
-1 otherwise. Without --data, the data is a realistic sample of the type: leave.approved with the spec's
-seven fields, attendance.absence_report.completed with a reportId, the other named types with the ids of
-their area and "sample": true.
+1 otherwise, and on a 2xx that is an HTML page (an app's fallback for a path it has no route for: no
+receiver saw it). Without --data, the data is a realistic sample of the type: leave.approved with the
+spec's seven fields, attendance.absence_report.completed with a reportId, the other named types with the
+ids of their area and "sample": true.
 
 Options:
   --url          the endpoint, http(s), without a user name or password
@@ -87,6 +89,10 @@ export async function send(argv: readonly string[], io: CliIo): Promise<number> 
     io.stderr(
       `workforce-webhooks: a redirect${to}: the service does not follow redirects, so this delivery failed (spec rule 5); give --url the exact URL your receiver answers at\n`,
     );
+  } else if (isHtmlPage(result.status, result.body)) {
+    // The service counts this 2xx as delivered, and no handler ever ran: the silent drop to catch before going live.
+    io.stderr(`workforce-webhooks: a 2xx with an HTML page, not a receiver's answer: ${PAGE_HINT}\n`);
+    return 1;
   } else if (result.status >= 400) {
     // As `check` and `mock` do: a refusal of a delivery known to be valid says what to look at first.
     const hint = hintFor(result.status, result.body, '--url', { url, secret });

@@ -12,6 +12,12 @@ export { redactUrl };
  * const url = endpointUrl(values.url, '--url');
  */
 export function endpointUrl(value: string, name: string): string {
+  // Quotes kept from a .env file or a doubly quoted shell line: the URL inside is fine, the quotes are the mistake.
+  const quoted = /^\s*(["'])\s*(https?:\/\/.*?)\s*\1\s*$/is.exec(value)?.[2];
+  if (quoted !== undefined && URL.canParse(quoted))
+    throw new UsageError(
+      `${name} is wrapped in quotes (kept from a .env file?): remove them, as in ${shownValue(quoted)}`,
+    );
   const guess = withScheme(value, 'http');
   if (guess !== undefined)
     throw new UsageError(

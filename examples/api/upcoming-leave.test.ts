@@ -23,6 +23,16 @@ describe('examples/api', () => {
     expect(lines[0]).toMatch(/^\d{4}-\d{2}-\d{2}\.\.\d{4}-\d{2}-\d{2} /);
   });
 
+  it('counts a one-day leave as "1 day", and longer ones in days', async () => {
+    const api = createApiClient({ apiKey: mock.apiKeys.full, baseUrl: mock.baseUrl });
+    const lines = await upcomingLeave(api, '2026-01-01', '2026-12-31');
+    const counts = lines.map((line) => /, ([\d.]+ days?)\)$/.exec(line)?.[1]);
+    expect(counts).toContain('1 day');
+    expect(counts).toContain('2 days');
+    expect(counts).not.toContain('1 days');
+    expect(counts).not.toContain(undefined);
+  });
+
   it('turns an answer with isSuccessful false into undefined, and reads a real balance', async () => {
     const api = createApiClient({ apiKey: mock.apiKeys.full, baseUrl: mock.baseUrl });
     const leave = mock.state.leaveRequests[0]!;

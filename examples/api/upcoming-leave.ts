@@ -14,7 +14,7 @@ export async function upcomingLeave(api: ApiClient, startDate: string, endDate: 
   })) {
     // Calendar dates stay strings: '2026-12-24', never shifted through the local time zone.
     lines.push(
-      `${leave.startDate}..${leave.endDate} ${leave.employeeName} (${leave.leaveTypeName}, ${leave.days} days)`,
+      `${leave.startDate}..${leave.endDate} ${leave.employeeName} (${leave.leaveTypeName}, ${leave.days} ${leave.days === 1 ? 'day' : 'days'})`,
     );
   }
   return lines;
