@@ -15,6 +15,10 @@ export interface KeyLeases {
   keep(running: OrderedAttempt): void;
   /** The run gave the key up (or held it after a failure): a later run of its key is left alone. */
   done(running: OrderedAttempt): void;
+  /** The receiver closed: no lease is renewed any more (the app may close the store's client); each lapses. */
+  close(): void;
+  /** True once `close` was called: a store failure is then expected, and not logged. */
+  readonly closed: boolean;
 }
 
 /**
@@ -37,6 +41,7 @@ export function keyLeases({
 }): KeyLeases {
   const held = new Map<string, OrderedAttempt>();
   let renewing: ReturnType<typeof setInterval> | undefined;
+  let closed = false;
   // Renews a run's lease only while the run still has it (live, or lapsed while nobody took the key).
   const renew = async (orderingKey: string, eventId: string, runId: string): Promise<boolean> =>
     store.renew(orderingKey, eventId, runId, leaseMs);
@@ -79,14 +84,18 @@ export function keyLeases({
           (renewed) => {
             if (!renewed) lost(running);
           },
-          (error: unknown) =>
-            logger.warn({ eventId, err: error }, 'workforce-webhooks: ordering lease renewal failed'),
+          (error: unknown) => {
+            // One sent just before the close may fail once the app closed the client: nothing to say then.
+            if (!closed)
+              logger.warn({ eventId, err: error }, 'workforce-webhooks: ordering lease renewal failed');
+          },
         );
     }
   };
   return {
     get: (orderingKey) => held.get(orderingKey),
     keep(running) {
+      if (closed) return;
       held.set(running.orderingKey, running);
       if (renewing === undefined) {
         renewing = setInterval(renewAll, leaseMs / 3);
@@ -95,6 +104,18 @@ export function keyLeases({
     },
     done(running) {
       if (held.get(running.orderingKey) === running) held.delete(running.orderingKey);
+    },
+    // Handlers that ignore their signal may run on past close(), after which the app closes the store's client:
+    // renewing through it would fail, logged every third of a lease. Their leases lapse, and another instance takes
+    // the keys then (the guarantee a crash gives too); they still give their keys up as they end (not logged).
+    close() {
+      closed = true;
+      held.clear();
+      clearInterval(renewing);
+      renewing = undefined;
+    },
+    get closed() {
+      return closed;
     },
   };
 }

@@ -31,6 +31,7 @@ export function leaveRetries({
   // Never longer apart than a renewal would be: the tries renew the lease, which must not lapse between them.
   const longest = Math.min(LAST_RETRY_MS, leaseMs / 3);
   let pending = 0;
+  let closed = false;
   let wakeSettled: (() => void) | undefined;
   let allSettled: Promise<void> | undefined;
   const retry = (
@@ -54,12 +55,21 @@ export function leaveRetries({
       left();
     };
     const again = (): void => {
+      // Closed: `settled` said which writes did not land, and the app may have closed the store's client since.
+      if (closed) {
+        ended();
+        return;
+      }
       // The compare-and-set moves the watermark only forward: a try that landed unseen is harmless to repeat.
       Promise.resolve()
         .then(() => store.leave(orderingKey, eventId, mark, ttlMs, runId))
         .then(ended, failed);
     };
     const failed = (): void => {
+      if (closed) {
+        ended();
+        return;
+      }
       const waited = performance.now() - began;
       if (waited >= maxWaitMs) {
         logger.error(
@@ -99,7 +109,10 @@ export function leaveRetries({
         "workforce-webhooks: closed while ordering watermark writes were still refused by the store; their keys' leases lapse, and an older event of those records may then run over a newer one",
       );
   };
-  return Object.assign(retry, { settled });
+  const close = (): void => {
+    closed = true;
+  };
+  return Object.assign(retry, { settled, close });
 }
 
 /** Retries of refused watermark writes, and a wait for the ones still tried. */
@@ -107,4 +120,6 @@ export interface LeaveRetries {
   (orderingKey: string, eventId: string, mark: string, runId: string | undefined, left: () => void): void;
   /** Resolves once no write is tried any more, or after `timeoutMs` (then logged at error level). */
   settled(timeoutMs: number): Promise<void>;
+  /** The receiver closed: the writes still tried stop at their next try, and their keys' leases lapse. */
+  close(): void;
 }

@@ -60,6 +60,12 @@ export function keyRelease({
     leaving?: OrderedAttempt,
   ): Promise<void> | undefined => {
     const failed = (error: unknown): void => {
+      // Handlers that outlived close() give their key up as they end, and the app may have closed the store's client
+      // since, on purpose: then the lease lapses (the watermark unmoved, as after a crash), and nothing is said.
+      if (held.closed) {
+        release(orderingKey, leaving);
+        return;
+      }
       logger.error({ eventId, err: error }, 'workforce-webhooks: could not give up an ordering key');
       // Spec rule 4: a watermark not moved lets an older event of the record run over this one, so it is written
       // again, the key kept until then. Without a mark the key's lease just lapses by itself.
@@ -85,7 +91,9 @@ export function keyRelease({
     try {
       await store.hold(orderingKey, eventId, maxWaitMs, runId);
     } catch (error) {
-      logger.error({ eventId, err: error }, 'workforce-webhooks: could not hold an ordering key');
+      // After close(), as for `leave`: the lease lapses by itself.
+      if (!held.closed)
+        logger.error({ eventId, err: error }, 'workforce-webhooks: could not hold an ordering key');
     } finally {
       // Waiters look again: the hold may already have passed its bound.
       wake(orderingKey);

@@ -34,7 +34,11 @@ export interface Ordering {
   readonly waitedKeys: number;
   /** Gives a dead-lettered event's key up, so newer events go ahead. */
   deadLettered(letter: DeadLetter): Promise<void>;
-  /** Resolves once no refused watermark write is tried again, or after `timeoutMs` (logged: on close). */
+  /**
+   * Resolves once no refused watermark write is tried again, or after `timeoutMs` (logged: on close). Then the
+   * receiver is closed: handlers that outlive it renew no lease and retry no write (the app may close the store's
+   * client), and give their keys up as they end, a failure not logged; a key not given up lapses with its lease.
+   */
   settled(timeoutMs: number): Promise<void>;
 }
 
@@ -148,7 +152,15 @@ export function createOrdering({
       reportStale(event, watermark);
       return true;
     },
-    settled: retryLeave.settled,
+    // The last step of close(): after it the app may close the store's client.
+    async settled(timeoutMs) {
+      try {
+        await retryLeave.settled(timeoutMs);
+      } finally {
+        held.close();
+        retryLeave.close();
+      }
+    },
     get waitedKeys() {
       return gates.size;
     },

@@ -158,7 +158,10 @@ export function createHandle({
     }
     if (verified instanceof Promise) {
       return verified.then(
-        () => accept(body, headers, deliveryId, delivery),
+        // Web Crypto answers later: close() may have begun meanwhile, and the app may close the store's client as
+        // soon as it resolves. Answered as any delivery after close() began; the service sends it again.
+        () =>
+          state.closing ? answers.unavailable.shutting_down : accept(body, headers, deliveryId, delivery),
         (error: unknown) => refuseSignature(error, deliveryId, headers, body),
       );
     }

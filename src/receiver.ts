@@ -250,15 +250,21 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
       drained ??= (async () => {
         state.closing = true;
         // One deadline for the whole drain: the queue gets what the inline runs left of it (Infinity stays Infinity).
-        const end = Date.now() + timeoutMs;
+        // On the monotonic clock: a wall clock stepped during the close would give the queue 1 ms, or an hour.
+        const end = performance.now() + timeoutMs;
+        const left = (): number => Math.max(1, end - performance.now());
         try {
           await inline.close(timeoutMs, new WebhookError('shutting_down', 'the receiver is closing'));
-          await queue.close({ timeoutMs: Math.max(1, end - Date.now()) });
-          // A watermark write the store still refuses: the process may exit after this, and the key's lease lapse.
-          await ordering?.settled(Math.max(1, end - Date.now()));
+          await queue.close({ timeoutMs: left() });
         } finally {
-          // Closed, it takes no delivery any more: its store may serve the next receiver (a restart in the process).
-          giveBackStore();
+          try {
+            // A watermark write the store still refuses: the process may exit after this, and the key's lease lapse.
+            // Also when the queue's close threw: ordering stops renewing the keys of runs that outlive the close.
+            await ordering?.settled(left());
+          } finally {
+            // Closed, it takes no delivery any more: its store may serve the next receiver (a restart in the process).
+            giveBackStore();
+          }
         }
       })();
       return drained;

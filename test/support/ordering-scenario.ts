@@ -117,8 +117,10 @@ export async function deliverShuffled(
 }
 
 /**
- * Checks the guarantees on the records: per key never two runs at once; each event run at most once and, when
- * not run, counted stale once; the final state of every request is its newest event's.
+ * Checks the guarantees on the records: per key never two runs at once; never older over newer, on every record and
+ * not only in its final state (each run starts on an event newer than every earlier run of its record; an event older
+ * by then is skipped as stale); each event run at most once and, when not run, counted stale once; the final state of
+ * every request is its newest event's. For scenarios whose handlers never fail: each run that started was handled.
  */
 export function checkOrdering(
   events: readonly WorkforceEvent[],
@@ -128,9 +130,18 @@ export function checkOrdering(
 ): void {
   const running = new Map<string, string>();
   const runs = new Map<string, number>();
+  // The events' instants: a record's events are a second apart, so no two of them tie.
+  const occurredAt = new Map(events.map((event) => [event.id, Date.parse(event.occurredAt)]));
+  const newestRun = new Map<string, number>();
   for (const record of log) {
     if (record.kind === 'start') {
       expect(running.get(record.key), `two runs at once for ${record.key}`).toBeUndefined();
+      const at = occurredAt.get(record.eventId);
+      expect(at, `${record.eventId} is not one of the scenario's events`).toBeDefined();
+      expect(at, `${record.eventId} ran after a newer event of ${record.key}`).toBeGreaterThan(
+        newestRun.get(record.key) ?? Number.NEGATIVE_INFINITY,
+      );
+      newestRun.set(record.key, at!);
       running.set(record.key, record.eventId);
       runs.set(record.eventId, (runs.get(record.eventId) ?? 0) + 1);
     } else {
