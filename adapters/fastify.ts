@@ -9,7 +9,7 @@ import { withoutConnection } from './node-answer.js';
 import { type BodyFailure, bodyProblemOf } from './node-failure.js';
 import { declaredLength, readBody } from './node-io.js';
 
-/** Options of `createFastifyPlugin`. */
+/** Options of `createFastifyPlugin`, given to it or to `app.register(plugin, options)`. */
 export interface FastifyPluginOptions {
   /** The webhook route, under the plugin's prefix. Default `/webhooks/workforce`. */
   readonly path?: string;
@@ -30,7 +30,7 @@ const STREAM_FIX =
 export function createFastifyPlugin(
   receiver: Pick<Receiver<unknown>, 'handle' | 'maxBodyBytes' | 'bodyTimeoutMs'>,
   { path = '/webhooks/workforce' }: FastifyPluginOptions = {},
-): FastifyPluginAsync {
+): FastifyPluginAsync<FastifyPluginOptions> {
   // Registered itself instead of its result, the factory is handed the Fastify instance, and a plain return would
   // register nothing (every delivery Fastify's 404). A rejected promise is what Fastify awaits from a plugin: start-up
   // fails with the line to write.
@@ -127,7 +127,10 @@ export function createFastifyPlugin(
     );
   };
   // Registered without fastify-plugin on purpose: the parsers and the error handler below stay in this scope.
-  return async (fastify) => {
+  // `app.register(plugin, { path })` hands the path to the plugin, not to the factory: taken as well, so the route
+  // is where it was asked for rather than silently at the default.
+  return async (fastify, options) => {
+    const route = options.path ?? path;
     // The app's parsers (its JSON one, or a catch-all it added) are inherited: drop them here, keep the bytes.
     fastify.removeAllContentTypeParsers();
     // The service's own media type by name: Fastify caches that lookup, never the catch-all one.
@@ -148,7 +151,7 @@ export function createFastifyPlugin(
         kind: code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'too_large' : 'unreadable',
       });
     });
-    fastify.all(path, (request: FastifyRequest, reply) => {
+    fastify.all(route, (request: FastifyRequest, reply) => {
       const { method, headers } = request.raw;
       if (method !== 'POST') return refuse(request, reply, undefined);
       const { body } = request;

@@ -25,7 +25,7 @@ const mounts: Record<string, (receiver: Receiver) => Promise<Http2App>> = {
   },
   'createNodeHandler on http2.createServer': async (receiver) => {
     // The compat request and response are what the handler reads and writes; their types are not node:http's.
-    const server: Http2Server = createServer(createNodeHandler(receiver) as never);
+    const server: Http2Server = createServer(createNodeHandler(receiver));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     return {
