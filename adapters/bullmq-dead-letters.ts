@@ -8,6 +8,7 @@ import type { DeadLetter, DeadLetterPage, DeadLetterQuery } from '../src/queue.j
 import { type EventJob, isEventData, type JobData } from './bullmq-job.js';
 import { postgresPool } from './bullmq-postgres-letter.js';
 import { type LetterRow, readLetterRows } from './bullmq-postgres-page.js';
+import { storedJob } from './bullmq-postgres-text.js';
 import { LUA_BELOW } from './redis-script.js';
 
 // One page of BullMQ's failed set (scored by failure time), newest first, from just after the cursor's position,
@@ -76,7 +77,8 @@ const storedError = (job: FailedJob): Error => keptError(job.failedReason, job.d
  * void hooks.onDeadLetter(letterOf(job, error));
  */
 export const letterOf = (job: FailedJob, error: unknown): DeadLetter => ({
-  event: job.data.event,
+  // An event kept as its exact JSON text (Postgres refused it as it is), as it came.
+  event: storedJob(job.data).event,
   deliveryId: job.data.deliveryId,
   attempts: (job.data.attemptsMade ?? 0) + job.attemptsMade,
   error,

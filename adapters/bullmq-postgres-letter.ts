@@ -5,6 +5,7 @@ import type { Queue } from 'bullmq';
 import { WebhookError } from '../src/errors.js';
 import { ADMIN_TIMEOUT_MS } from './bullmq-admin.js';
 import type { EventJob, JobData } from './bullmq-job.js';
+import { storableJson } from './bullmq-postgres-text.js';
 
 // The server's own bound on the transaction's waits for a lock, and on each of its statements: half the call's
 // deadline, so that a letter another session holds past it fails the call on the server first, rolled back, instead
@@ -120,11 +121,7 @@ export async function writeDataUnderLock(
   const backend = queue.backend;
   if (typeof backend?.connection?.pool?.connect !== 'function' || typeof backend.query !== 'function')
     return undefined;
-  const { rows } = await backend.query(WRITE_UNDER_LOCK, [
-    job.queueName,
-    job.id,
-    JSON.stringify(data),
-    token,
-  ]);
+  // A failure's class holding a NUL (jsonb refuses it) is recorded made storable, not failing the attempt's record.
+  const { rows } = await backend.query(WRITE_UNDER_LOCK, [job.queueName, job.id, storableJson(data), token]);
   return rows.length === 1;
 }

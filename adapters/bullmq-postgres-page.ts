@@ -6,6 +6,7 @@ import { ConfigurationError } from '../src/errors.js';
 import { ADMIN_TIMEOUT_MS } from './bullmq-admin.js';
 import type { JobData } from './bullmq-job.js';
 import type { PgPool } from './bullmq-postgres-letter.js';
+import { storedJob } from './bullmq-postgres-text.js';
 
 /**
  * A position in the failure order: a letter's failure time (epoch milliseconds, as digits) and its job's id.
@@ -106,7 +107,8 @@ export async function readLetterRows(
     return {
       rows: rows.slice(0, limit).map((row) => ({
         id: String(row.id),
-        data: row.data as JobData,
+        // An event Postgres could not hold as it is was kept as its exact JSON text: read back as it came.
+        data: storedJob(row.data as JobData),
         attemptsMade: Number(row.attempts_made ?? 0),
         finishedOn: Number(row.finished),
         failedReason: (row.failed_reason as string | null) ?? undefined,

@@ -11,6 +11,7 @@ import type { QueueHooks } from '../src/queue.js';
 import { keptError } from './bullmq-dead-letters.js';
 import { type EventJob, isEventData, type JobData } from './bullmq-job.js';
 import { writeDataUnderLock } from './bullmq-postgres-letter.js';
+import { storedJob } from './bullmq-postgres-text.js';
 import type { SuccessRecords } from './bullmq-success.js';
 import { runScript, script } from './redis-script.js';
 
@@ -148,7 +149,7 @@ export function createJobRunner({
       jobs.set(id, job);
     }
     try {
-      const { data } = job;
+      let { data } = job;
       const { logger, process, onRetry } = hooks();
       // Another app adding jobs under this queue's name and prefix: failed at once, without retries, rather than
       // handed to the handlers (or to onDeadLetter) as an event it is not. Its data is never logged.
@@ -159,6 +160,9 @@ export function createJobRunner({
         );
         throw new UnrecoverableError('not a workforce-webhooks event');
       }
+      // An event Postgres could not hold as it is was kept as its exact JSON text: the handlers get it as it came.
+      data = storedJob(data);
+      job.data = data;
       if (job.stalledCounter > 0 && (await successes.succeededBefore(id, String(job.timestamp)))) {
         logger.info(
           { eventId: data.event.id, queue: name },

@@ -4,6 +4,7 @@ import { ErrorCode, type Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { type EventJob, isEventData, type JobData } from './bullmq-job.js';
 import { onLockedLetter, type PgPool, postgresPool } from './bullmq-postgres-letter.js';
+import type { StoredJobData } from './bullmq-postgres-text.js';
 import { runScript, script } from './redis-script.js';
 
 /**
@@ -55,8 +56,11 @@ return 0`);
  * @example
  * await job.updateData(replayData(job.data));
  */
-export function replayData({ event, deliveryId, trace }: JobData): JobData {
-  return trace === undefined ? { event, deliveryId } : { event, deliveryId, trace };
+export function replayData({ event, deliveryId, trace, eventText }: StoredJobData): JobData {
+  // An event kept as its exact JSON text (Postgres refused it as it is) stays so.
+  const kept: StoredJobData =
+    eventText === undefined ? { event, deliveryId } : { event, deliveryId, eventText };
+  return trace === undefined ? kept : { ...kept, trace };
 }
 
 // The attempts a letter was accepted with: `enqueue` gave the job those an inline run had left. Counted from the job,

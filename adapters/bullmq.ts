@@ -21,6 +21,7 @@ import { discardLetter } from './bullmq-discard.js';
 import { watchForEmptyRedis } from './bullmq-emptied.js';
 import { isEventData, type JobData } from './bullmq-job.js';
 import { pacedWorker } from './bullmq-paced-worker.js';
+import { refusedText, storableJob, storedJob } from './bullmq-postgres-text.js';
 import { createJobRunner } from './bullmq-processor.js';
 import { replayLetter } from './bullmq-replay.js';
 import { SuccessRecords } from './bullmq-success.js';
@@ -293,6 +294,20 @@ export function createBullmqQueue({
     ];
   };
 
+  // Postgres refuses a NUL or a lone surrogate in jsonb (a free-text field of the event, a failure's message): the
+  // job is added again with the event kept as its exact JSON text, rather than the event refused on every delivery.
+  const add = async (
+    data: JobData,
+    opts: { jobId: string; attempts: number; delay?: number },
+  ): Promise<void> => {
+    try {
+      await queue.add(JOB_NAME, data, opts);
+    } catch (error) {
+      if (!refusedText(error)) throw error;
+      await queue.add(JOB_NAME, storableJob(data), opts);
+    }
+  };
+
   // A replay answered `queue_unavailable` at its deadline that lands later still queued the letter again: reported
   // then, as a replay answered true is.
   const lateReplay =
@@ -348,7 +363,7 @@ export function createBullmqQueue({
         // Recorded after the close ended, which counted it as a retry already: a dead letter still is one.
         const counted = runner.recorded(job);
         if (job.attemptsMade < (job.opts.attempts ?? 1) && error.name !== 'UnrecoverableError') {
-          if (!counted) given.onRetry?.(job.data, (job.data.attemptsMade ?? 0) + job.attemptsMade);
+          if (!counted) given.onRetry?.(storedJob(job.data), (job.data.attemptsMade ?? 0) + job.attemptsMade);
           return;
         }
         const call = given.onDeadLetter(letterOf(job, error)).catch((failure: unknown) => {
@@ -392,10 +407,10 @@ export function createBullmqQueue({
       await usable();
       // Job id = event id (a uuid, so never BullMQ's forbidden `0` or `:`): a second add of one event is a no-op.
       if (job.attemptsMade === undefined || job.attemptsMade === 0)
-        await queue.add(JOB_NAME, job, { jobId: job.event.id, attempts });
+        await add(job, { jobId: job.event.id, attempts });
       else {
         const made = job.attemptsMade;
-        await queue.add(JOB_NAME, ...handedOver(job, made, failure));
+        await add(...handedOver(job, made, failure));
         // The inline attempt, counted by what follows it: a retry when attempts are left (with none, the job's
         // failure reports it as the dead letter).
         if (made < attempts) hooks?.onRetry?.(job, made);

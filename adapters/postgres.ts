@@ -156,6 +156,7 @@ export function createPostgresStore({
       pool: bound,
       lock: sql.migrateLock,
       statements: [...sql.migrate, ...orderingSql.migrate],
+      logger,
     }),
     cleanup,
     // What the receiver logs with a 503 its own deadline cut short: the fix, while Postgres never answered here.
