@@ -59,7 +59,8 @@ describe('check tells a cause many failures share once', () => {
 
     expect(code).toBe(1);
     expect(failing).toHaveLength(7);
-    for (const row of failing) expect(row).toMatch(/(no answer|not known) {2}expected .*: see the cause below$/);
+    for (const row of failing)
+      expect(row).toMatch(/(no answer|not known) {2}expected .*: see the cause below$/);
     expect(occurrences(out, `nothing listens at 127.0.0.1:${port}`)).toBe(1);
     expect(out).toContain(
       `trailing slash, no 3xx (7 checks, one cause):\n  no answer: nothing listens at 127.0.0.1:${port}: start your app, or check the host and port in the URL; error code ECONNREFUSED`,
