@@ -1,12 +1,12 @@
 // Every README snippet pasted into a project set up by `tsc --init` (exactOptionalPropertyTypes, verbatimModuleSyntax
 // and the rest of its defaults) and into one on bundler resolution, as Next, Vite and esbuild projects are: each compiles.
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { region } from '../../scripts/snippets.js';
+import { linkedProject } from '../support/linked-project.js';
 import { root } from '../support/packed.js';
 
 const run = promisify(execFile);
@@ -78,18 +78,7 @@ describe('the README snippets in a newcomer project with strict compiler default
 }, () => {
   let scratch = '';
   beforeAll(() => {
-    scratch = mkdtempSync(join(tmpdir(), 'wfwh-newcomer-strict-'));
-    writeFileSync(
-      join(scratch, 'package.json'),
-      JSON.stringify({ name: 'newcomer', version: '1.0.0', type: 'module' }),
-    );
-    mkdirSync(join(scratch, 'node_modules'));
-    symlinkSync(root, join(scratch, 'node_modules', 'workforce-webhooks'), 'dir');
-    for (const name of LINKS) {
-      const target = join(scratch, 'node_modules', name);
-      mkdirSync(dirname(target), { recursive: true });
-      symlinkSync(join(root, 'node_modules', name), target, 'dir');
-    }
+    scratch = linkedProject('wfwh-newcomer-strict-', 'module', LINKS);
     // Each snippet where its example lives, so the relative imports between a section's files resolve.
     for (const { path, code } of snippets()) {
       const file = join(scratch, path.replace(/^examples\//, ''));

@@ -1,8 +1,7 @@
 // The README's Redis and Postgres servers, pasted as shown and started: each says where it listens (with PORT=0 too),
 // and that address takes a signed delivery.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSignedDelivery } from 'workforce-webhooks/testing';
@@ -11,7 +10,7 @@ import { eventually, expectAnswer, post } from '../contract/adapter-client.js';
 import { LEAVE_APPROVED } from '../contract/adapter-dedupe.js';
 import { connectPostgres, postgresUrl, uniqueTable } from '../setup/postgres-helpers.js';
 import { redisUrl } from '../setup/redis-helpers.js';
-import { root } from '../support/packed.js';
+import { linkedProject } from '../support/linked-project.js';
 
 const SECRET = 'whsec_newcomer_listens_Jd4';
 
@@ -71,18 +70,7 @@ async function start(
 describe('the store examples as pasted', { timeout: 120_000 }, () => {
   let scratch = '';
   beforeAll(() => {
-    scratch = mkdtempSync(join(tmpdir(), 'wfwh-newcomer-listens-'));
-    writeFileSync(
-      join(scratch, 'package.json'),
-      JSON.stringify({ name: 'newcomer', version: '1.0.0', type: 'module' }),
-    );
-    mkdirSync(join(scratch, 'node_modules'));
-    symlinkSync(root, join(scratch, 'node_modules', 'workforce-webhooks'), 'dir');
-    for (const name of LINKS) {
-      const target = join(scratch, 'node_modules', name);
-      mkdirSync(dirname(target), { recursive: true });
-      symlinkSync(join(root, 'node_modules', name), target, 'dir');
-    }
+    scratch = linkedProject('wfwh-newcomer-listens-', 'module', LINKS);
     for (const [path, name] of [
       ['scaling/server.ts', 'scaling'],
       ['scaling/telemetry.ts', 'telemetry'],

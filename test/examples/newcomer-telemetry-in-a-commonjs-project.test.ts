@@ -2,9 +2,8 @@
 // loaded through Node's require of ES modules, which takes no top-level await, and a delivery shows on /metrics.
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSignedDelivery } from 'workforce-webhooks/testing';
@@ -12,6 +11,7 @@ import { region } from '../../scripts/snippets.js';
 import { eventually, expectAnswer, post } from '../contract/adapter-client.js';
 import { LEAVE_APPROVED } from '../contract/adapter-dedupe.js';
 import { startExample } from '../support/example-process.js';
+import { linkedProject } from '../support/linked-project.js';
 import { root } from '../support/packed.js';
 
 const run = promisify(execFile);
@@ -50,18 +50,7 @@ process.once('SIGTERM', async () => {
 describe('telemetry in a CommonJS project', { timeout: 120_000 }, () => {
   let scratch = '';
   beforeAll(() => {
-    scratch = mkdtempSync(join(tmpdir(), 'wfwh-commonjs-otel-'));
-    writeFileSync(
-      join(scratch, 'package.json'),
-      JSON.stringify({ name: 'newcomer', version: '1.0.0', type: 'commonjs' }),
-    );
-    mkdirSync(join(scratch, 'node_modules'));
-    symlinkSync(root, join(scratch, 'node_modules', 'workforce-webhooks'), 'dir');
-    for (const name of LINKS) {
-      const target = join(scratch, 'node_modules', name);
-      mkdirSync(dirname(target), { recursive: true });
-      symlinkSync(join(root, 'node_modules', name), target, 'dir');
-    }
+    scratch = linkedProject('wfwh-commonjs-otel-', 'commonjs', LINKS);
     writeFileSync(join(scratch, 'telemetry.ts'), `${region('examples/scaling/telemetry.ts', 'telemetry')}\n`);
     writeFileSync(join(scratch, 'server.ts'), SERVER);
     writeFileSync(
