@@ -5,6 +5,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { type BodyResult, readBodyWithin } from '../src/body.js';
 import type { Logger } from '../src/logger.js';
 import type { BodyProblem, HandleInput, Receiver } from '../src/receiver.js';
+import { ON_WORKERS } from '../src/receiver-fetch.js';
 import { notAReceiver } from '../src/receiver-given.js';
 import type { WebhookResponse } from '../src/responses.js';
 import { withoutConnection } from './node-answer.js';
@@ -20,10 +21,6 @@ const WAIT_UNTIL_THREW =
 // request's timers and I/O with it, so queued work never finishes.
 const NO_CONTEXT =
   "workforce-webhooks: Hono was called on Cloudflare Workers with no execution context, so queued work ends with the request and deliveries answered 202 are not handled. Fix: hand Hono the Worker's context: export default app, or app.fetch(request, env, ctx)";
-
-// Read once: the runtime's documented name for itself.
-const onWorkers =
-  (globalThis as { navigator?: { userAgent?: unknown } }).navigator?.userAgent === 'Cloudflare-Workers';
 
 const waitUntilSaid = new WeakSet<object>();
 const noContextSaid = new WeakSet<object>();
@@ -122,7 +119,7 @@ function keepAlive(
   try {
     ctx = c.executionCtx;
   } catch {
-    if (onWorkers && response.background !== undefined) lost();
+    if (ON_WORKERS && response.background !== undefined) lost();
     return;
   }
   const work = response.background;

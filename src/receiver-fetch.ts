@@ -35,6 +35,15 @@ const isNodeResponse = (value: unknown): value is NodeResponse =>
   typeof (value as Partial<NodeResponse>).end === 'function';
 
 /**
+ * True on Cloudflare Workers (the runtime's documented name for itself), read once: there a request's timers and I/O
+ * end with it, so work past the answer needs its waitUntil.
+ * @example
+ * if (ON_WORKERS && response.background !== undefined) sayWorkLost();
+ */
+export const ON_WORKERS: boolean =
+  (globalThis as { navigator?: { userAgent?: unknown } }).navigator?.userAgent === 'Cloudflare-Workers';
+
+/**
  * `receiver.fetch` over the delivery path: reads the body within the limits, answers, and hands the answer's
  * background work to the platform's `waitUntil` (the third argument's, when Workers call it as a module's handler).
  * @example
@@ -85,10 +94,7 @@ export function createFetch({
     }
   };
 
-  // Workers end a request's timers and I/O with it: work past the answer with no waitUntil never finishes. Read once
-  // (the runtime's documented name for itself), not per delivery.
-  const onWorkers =
-    (globalThis as { navigator?: { userAgent?: unknown } }).navigator?.userAgent === 'Cloudflare-Workers';
+  // Workers end a request's timers and I/O with it: work past the answer with no waitUntil never finishes.
   const workLost = (): void => {
     warnOnce(
       'wait_until_missing',
@@ -131,7 +137,7 @@ export function createFetch({
     if (keeper?.waitUntil !== undefined) {
       const background = response.background;
       if (background !== undefined) keepAlive(keeper, background);
-    } else if (onWorkers && response.background !== undefined) workLost();
+    } else if (ON_WORKERS && response.background !== undefined) workLost();
     return toWebResponse(response);
   };
 }
