@@ -43,11 +43,12 @@ const exception = (value: unknown, field: string): AttendanceException =>
 const holiday = (value: unknown, field: string): CompanyHoliday => {
   const row = object(value, field);
   const added = date(row, 'date', field);
-  // `occursOn` is the day in the requested year; when absent, the day it was added for.
+  // `occursOn` is the day in the requested year; when absent, a one-off's date is that day, but a recurring one's
+  // `date` is its first year, so without `occursOn` it is refused, not read as falling then.
   return {
     ...row,
     date: added,
-    occursOn: row.occursOn == null ? added : date(row, 'occursOn', field),
+    occursOn: row.occursOn == null && row.isRecurring !== true ? added : date(row, 'occursOn', field),
   } as CompanyHoliday;
 };
 const publicHoliday = (value: unknown, field: string): PublicHoliday =>

@@ -151,13 +151,14 @@ function checkValue(name: string, kind: Kind, value: unknown): string {
     return String(value);
   }
   if ('min' in kind) {
+    // Safe integers only: a larger one is written `1e+21`, or rounded, and would not go out as the number given.
     if (
       typeof value !== 'number' ||
-      !Number.isInteger(value) ||
+      !Number.isSafeInteger(value) ||
       value < kind.min ||
       value > (kind.max ?? Infinity)
     ) {
-      const range = kind.max === undefined ? `at least ${kind.min}` : `from ${kind.min} to ${kind.max}`;
+      const range = `from ${kind.min} to ${kind.max ?? Number.MAX_SAFE_INTEGER}`;
       throw new InvalidParameterError(name, `${show(value)} is not a whole number ${range}`);
     }
     return String(value);

@@ -59,7 +59,8 @@ export interface MockService {
   readonly state: MockState;
   /**
    * Adds a webhook endpoint (at most 10 per organisation); the secret defaults to a fresh `whsec_...`. It belongs to
-   * `organizationId` (default the main one, `mock.organizationId`) and gets that organisation's events only.
+   * `organizationId` (default the main one, `mock.organizationId`) and gets that organisation's events only: every
+   * one, or with `events` the types listed (a list of at least one).
    */
   subscribe(
     url: string,
@@ -197,6 +198,17 @@ export async function createMockService(options: MockServiceOptions = {}): Promi
       if (typeof secret !== 'string' || secret === '')
         throw new Error(
           'workforce-webhooks mock: secret must be a non-empty string, the secret your endpoint verifies with; leave it out for a new one',
+        );
+      // Spec "Subscription": Every event, or the Selected events chosen. A choice of none would hear of nothing, and
+      // a type given alone would be matched by substring (`includes` on a string).
+      if (
+        events !== undefined &&
+        (!Array.isArray(events) ||
+          events.length === 0 ||
+          !events.every((type) => typeof type === 'string' && type !== ''))
+      )
+        throw new Error(
+          "workforce-webhooks mock: events must list the event types the endpoint chose, e.g. ['leave.approved']; leave it out for every event",
         );
       const subscription: Subscription = {
         id: crypto.randomUUID(),

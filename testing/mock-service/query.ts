@@ -97,7 +97,8 @@ export function paginate<T>(
   defaultSize: number,
   maxSize?: number,
 ): object {
-  const pageNumber = query.int('PageNumber', 1);
+  // The spec bounds no page number: one past the last is an empty page, however far past.
+  const pageNumber = query.int('PageNumber', 1, Number.MAX_SAFE_INTEGER);
   const pageSize = query.int('PageSize', defaultSize, maxSize);
   return {
     data: rows.slice((pageNumber - 1) * pageSize, pageNumber * pageSize),

@@ -21,7 +21,7 @@ export interface MockRateLimitOptions {
  * A sliding-window limit per key. A call leaves the window once a window has passed on either clock: the mock's
  * `now`, which a test moves forward to skip the minute, or the process's own, so a `now` held still for stable event
  * times does not refuse every call after the limit for ever. `Retry-After` is read on the mock's clock, never shorter
- * than the real wait.
+ * than the real wait and never longer than the window.
  * @example
  * const limit = createMockRateLimit({ limit: 300, windowMs: 60_000, now: Date.now }); limit.take(key) // undefined
  */
@@ -42,7 +42,9 @@ export function createMockRateLimit({
         recent.push({ at, since });
         return undefined;
       }
-      return Math.max(1, Math.ceil((recent[0]!.at + windowMs - at) / 1000));
+      // Never more than the window: a clock set back (a test making an older event) would add the step to the wait,
+      // while the real clock lets the call through within one window.
+      return Math.max(1, Math.ceil(Math.min(windowMs, recent[0]!.at + windowMs - at) / 1000));
     },
   };
 }
