@@ -1,6 +1,7 @@
 // A claimed event handed to the queue: the queue's deadline, its answer (202, full, unavailable) and the claim's fate.
 import type { Claims } from './claims.js';
 import { withDeadline } from './deadline.js';
+import { WebhookError } from './errors.js';
 import type { Logger } from './logger.js';
 import type { EnqueueResult, EventQueue, QueuedEvent } from './queue.js';
 import { type Answer, acceptedWithWork, answers, type WebhookResponse, withBackground } from './responses.js';
@@ -48,9 +49,18 @@ export function createEnqueue({
   // The claim is released in the background: a store that stopped answering too must not hold the 503.
   const refused = (job: QueuedEvent, token: string, error: unknown, release: boolean): WebhookResponse => {
     const released = release ? giveUpClaim(job, token) : undefined;
-    logger.error({ eventId: job.event.id, err: error }, 'workforce-webhooks: the queue refused the event');
+    const shuttingDown = closing();
+    // A queue close() has closed refuses what it is handed next: part of every shutdown (the sender retries the
+    // 503), not an error of the queue.
+    if (shuttingDown && error instanceof WebhookError && error.code === 'shutting_down')
+      logger.debug(
+        { eventId: job.event.id },
+        'workforce-webhooks: delivery answered shutting_down, the queue closed',
+      );
+    else
+      logger.error({ eventId: job.event.id, err: error }, 'workforce-webhooks: the queue refused the event');
     return withBackground(
-      closing() ? answers.unavailable.shutting_down : answers.unavailable.queue_unavailable,
+      shuttingDown ? answers.unavailable.shutting_down : answers.unavailable.queue_unavailable,
       released,
     );
   };

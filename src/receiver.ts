@@ -244,7 +244,9 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
     },
     fetch: createFetch({ handle, maxBodyBytes, bodyTimeoutMs, warnOnce }),
     // One drain for every call: a second close resolves when the first's drain ends, and so does the first.
-    close({ timeoutMs = DEFAULT_CLOSE_TIMEOUT_MS } = {}) {
+    // `close(null)` from JavaScript is `close()`: a promise either way, never a synchronous TypeError.
+    close(options) {
+      const { timeoutMs = DEFAULT_CLOSE_TIMEOUT_MS } = options ?? {};
       const refused = closeTimeoutProblem(timeoutMs, 'close');
       if (refused !== undefined) return Promise.reject(refused);
       drained ??= (async () => {
