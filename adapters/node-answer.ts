@@ -31,14 +31,20 @@ export function answerNode(
 }
 
 /**
- * Writes the core's answer. When the request was not read to its end (a refused oversized or late body), the
- * connection is closed after the answer instead of reading the rest; on Node's HTTP/2 compatibility server, the
- * request's stream. When the app already sent the headers, the response is ended (or cut, where they said 2xx for a
- * delivery the receiver refused) and `logger` is told the fix once.
+ * Writes the core's answer on a node:http response or one of HTTP/2's compatibility API. When the request was not
+ * read to its end (a refused oversized or late body), the connection is closed after the answer instead of reading
+ * the rest; on HTTP/2, the request's stream. When the app already sent the headers, the response is ended (or cut,
+ * where they said 2xx for a delivery the receiver refused) and `logger` is told the fix once.
  * @example
  * writeResponse(res, await receiver.handle(input), receiver.logger);
  */
-export function writeResponse(res: ServerResponse, response: WebhookResponse, logger?: Logger): void {
+export function writeResponse(
+  given: ServerResponse | Http2ServerResponse,
+  response: WebhookResponse,
+  logger?: Logger,
+): void {
+  // Written through the members HTTP/2's compatibility response shares with HTTP/1's, and HTTP/2's own way below.
+  const res = given as ServerResponse;
   if (res.headersSent) {
     // Left open, the response would hang until the sender gives up; one the app ended is its own answer.
     if (!res.writableEnded) endStarted(res, response.status, logger);
@@ -47,7 +53,7 @@ export function writeResponse(res: ServerResponse, response: WebhookResponse, lo
   const { req } = res;
   if (!req.readableEnded) {
     if (req.httpVersionMajor === 2) {
-      writeHttp2(res as unknown as Http2ServerResponse, response);
+      writeHttp2(given as Http2ServerResponse, response);
       return;
     }
     res.setHeader('connection', 'close');

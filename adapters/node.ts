@@ -57,19 +57,20 @@ export function createNodeHandler(
 }
 
 /**
- * Turns a Node request into the core's input: its raw bytes, or why they cannot be had. Never waits on a stream
- * that something else already consumed, nor longer than `timeoutMs` (default 10 000) for the whole body; `fix`
- * is logged after what happened to a stream read or decoded before it.
+ * Turns a Node request (HTTP/1, or HTTP/2's compatibility API) into the core's input: its raw bytes, or why they
+ * cannot be had. Never waits on a stream that something else already consumed, nor longer than `timeoutMs` (default
+ * 10 000) for the whole body; `fix` is logged after what happened to a stream read or decoded before it.
  * @example
  * await receiver.handle(await readNodeRequest(req, receiver.maxBodyBytes, 'mount before express.json()'));
  */
 export function readNodeRequest(
-  req: IncomingMessage,
+  req: IncomingMessage | Http2ServerRequest,
   limit: number,
   fix: string,
   timeoutMs: number = DEFAULT_BODY_TIMEOUT_MS,
 ): Promise<HandleInput> {
-  return new Promise((resolve) => readNodeInput(req, { limit, timeoutMs }, fix, resolve));
+  // As in createNodeHandler: an HTTP/2 compatibility request is read through the members it shares with HTTP/1's.
+  return new Promise((resolve) => readNodeInput(req as IncomingMessage, { limit, timeoutMs }, fix, resolve));
 }
 
 export { writeResponse };

@@ -1,10 +1,43 @@
 // Dead letters and how they are read: one page at a time, newest first, the same for every queue.
 import { ConfigurationError } from './errors.js';
-import type { WorkforceEvent } from './types.js';
+import type { EventName, EventOf, EventPattern, WorkforceEvent } from './types.js';
 
-/** An event whose handlers failed every attempt; kept for `receiver.deadLetters()` and `replay()`. */
-export interface DeadLetter {
-  readonly event: WorkforceEvent;
+/**
+ * The event of a receiver's dead letter, for its event map `M`: one member per type of the map, narrowed by
+ * `event.type` as in `on()`'s handlers. A letter of a type the map does not name (kept for an `unknownType` or `'*'`
+ * handler) comes too: end a `switch` on it with a `default` that does not throw.
+ * @example
+ * if (letter.event.type === 'leave.approved') console.log(letter.event.data.employeeId);
+ */
+export type DeadLetterEvent<M> = EventOf<M, EventName<M>>;
+
+/**
+ * What a dead-letter filter of a receiver typed by the event map `M` takes as `type`: a type of the map, a `prefix.*`
+ * of its types, or an `unknownType(...)` (`'*'` is no filter: leave `type` out for every type).
+ * @example
+ * const type: DeadLetterPattern<EventDataMap> = 'leave.*';
+ */
+export type DeadLetterPattern<M> = Exclude<EventPattern<M>, '*'>;
+
+/**
+ * The `type` a receiver's dead-letter filter takes, given the `T` written: `T` when it is a `DeadLetterPattern<M>`, any
+ * string known only at run time (an operator's input, checked when the filter is read), and otherwise the patterns of
+ * the map, so that a misspelt type is a compile error rather than a filter that matches no letter.
+ * @example
+ * receiver.replayDeadLetters({ type: 'leave.aproved' }); // error: did you mean 'leave.approved'?
+ */
+export type DeadLetterType<M, T extends string> = string extends T
+  ? string
+  : T extends DeadLetterPattern<M>
+    ? T
+    : DeadLetterPattern<M>;
+
+/**
+ * An event whose handlers failed every attempt; kept for `receiver.deadLetters()` and `replay()`. A queue, which knows
+ * no event map, holds any event; a receiver's letters hold its map's (`DeadLetter<DeadLetterEvent<M>>`).
+ */
+export interface DeadLetter<E = WorkforceEvent> {
+  readonly event: E;
   readonly deliveryId: string | undefined;
   /** The attempts made (0 for an event `close()` gave up before its first). */
   readonly attempts: number;
@@ -31,13 +64,14 @@ export interface DeadLetter {
 export type DeadLetterTime = Date | number | string;
 
 /**
- * Which dead letters a read, a replay or a discard takes: every one when empty.
+ * Which dead letters a read, a replay or a discard takes: every one when empty. `T` is what `type` takes: any string
+ * for a queue, which knows no map; the patterns of its map for a receiver (see `DeadLetterType`).
  * @example
  * await receiver.replayDeadLetters({ type: 'leave.*', since: '2026-11-23T00:00:00Z' });
  */
-export interface DeadLetterFilter {
+export interface DeadLetterFilter<T extends string = string> {
   /** Only events of this type, or of a `prefix.*` pattern (`leave.*`). */
-  readonly type?: string;
+  readonly type?: T;
   /** Only letters whose last failure was at or after this time. */
   readonly since?: DeadLetterTime;
   /** Only letters whose last failure was before this time. */
@@ -50,7 +84,7 @@ export interface DeadLetterFilter {
  * const first = await receiver.deadLetters({ limit: 50 });
  * const next = await receiver.deadLetters({ limit: 50, cursor: first.cursor });
  */
-export interface DeadLetterQuery extends DeadLetterFilter {
+export interface DeadLetterQuery<T extends string = string> extends DeadLetterFilter<T> {
   /** Dead letters per page. Default 100, at most 1 000 (a larger value reads 1 000). */
   readonly limit?: number;
   /**
@@ -61,11 +95,12 @@ export interface DeadLetterQuery extends DeadLetterFilter {
 }
 
 /**
- * One page of dead letters, newest first. With a filter, a page may hold fewer than `limit` letters (even none)
- * while more follow: a read looks at a bounded number of letters; go on while `cursor` is set.
+ * One page of dead letters, newest first, of events `E` (see `DeadLetter`). With a filter, a page may hold
+ * fewer than `limit` letters (even none) while more follow: a read looks at a bounded number of letters; go on while
+ * `cursor` is set.
  */
-export interface DeadLetterPage {
-  readonly items: readonly DeadLetter[];
+export interface DeadLetterPage<E = WorkforceEvent> {
+  readonly items: readonly DeadLetter<E>[];
   /** Gives the next, older page to `deadLetters({ cursor })` (with the same filters); undefined when there is none. */
   readonly cursor: string | undefined;
 }

@@ -7,7 +7,14 @@ export {
   type ReplayResult,
   replayDeadLetters,
 } from './dead-letter-bulk.js';
-export { DEFAULT_DEAD_LETTER_LIMIT, errorClassOf, MAX_DEAD_LETTER_LIMIT } from './dead-letters.js';
+export {
+  DEFAULT_DEAD_LETTER_LIMIT,
+  type DeadLetterEvent,
+  type DeadLetterPattern,
+  type DeadLetterType,
+  errorClassOf,
+  MAX_DEAD_LETTER_LIMIT,
+} from './dead-letters.js';
 export { CURRENT_API_VERSION, parseEvent } from './envelope.js';
 export {
   ConfigurationError,

@@ -6,6 +6,7 @@ import {
   type ReplayResult,
   replayDeadLetters,
 } from './dead-letter-bulk.js';
+import type { DeadLetterEvent, DeadLetterType } from './dead-letters.js';
 import { createEnqueue } from './enqueue.js';
 import { ConfigurationError, WebhookError } from './errors.js';
 import { createInlineRunner } from './inline.js';
@@ -88,26 +89,36 @@ export interface Receiver<M = EventDataMap> {
   close(options?: { readonly timeoutMs?: number }): Promise<void>;
   /**
    * One page of the dead letters, newest first: `limit` (default 100, at most 1 000), and the `cursor` of the
-   * page before to read the next; every dead letter stays kept until it is replayed.
+   * page before to read the next; every dead letter stays kept until it is replayed. Each `event` is typed by the
+   * map, narrowed by `event.type`; a `type` filter the map does not name (a typo) is a compile error.
    */
-  deadLetters(query?: DeadLetterQuery): Promise<DeadLetterPage>;
+  deadLetters<const T extends string>(
+    query?: DeadLetterQuery<DeadLetterType<M, T>>,
+  ): Promise<DeadLetterPage<DeadLetterEvent<M>>>;
   /**
-   * Runs a dead letter's handlers again, given its event id or the letter itself as `deadLetters()` read it (then
-   * only that failure: false when it was replayed and failed again since); false when there is no such dead letter
-   * (or another replay took it). Anything else rejects with a `ConfigurationError`. With `{ platform: ctx }` (the
-   * request's, on Workers) the replayed event runs in that request, kept up by its `waitUntil`.
+   * Runs a dead letter's handlers again, given its event id or the letter itself as `deadLetters()` read it or
+   * `onDeadLetter` got it (then only that failure: false when it was replayed and failed again since); false when
+   * there is no such dead letter (or another replay took it). Anything else rejects with a `ConfigurationError`.
+   * With `{ platform: ctx }` (the request's, on Workers) the replayed event runs in that request, kept up by its
+   * `waitUntil`.
    */
   replay(
-    letter: string | Pick<DeadLetter, 'event' | 'failedAt'>,
+    letter: string | Pick<DeadLetter<DeadLetterEvent<M>> | DeadLetter, 'event' | 'failedAt'>,
     options?: Pick<ReplayOptions, 'platform'>,
   ): Promise<boolean>;
   /**
    * Replays every dead letter that matches `filter` (`type` like `leave.*`, `since` / `until` on the last
    * failure), `concurrency` at a time; each runs once even when two calls or instances replay them together.
    */
-  replayDeadLetters(filter?: DeadLetterFilter, options?: BulkOptions): Promise<ReplayResult>;
+  replayDeadLetters<const T extends string>(
+    filter?: DeadLetterFilter<DeadLetterType<M, T>>,
+    options?: BulkOptions,
+  ): Promise<ReplayResult>;
   /** Drops every dead letter that matches `filter` for good; answers how many this call dropped. */
-  discardDeadLetters(filter?: DeadLetterFilter, options?: BulkOptions): Promise<number>;
+  discardDeadLetters<const T extends string>(
+    filter?: DeadLetterFilter<DeadLetterType<M, T>>,
+    options?: BulkOptions,
+  ): Promise<number>;
   readonly maxBodyBytes: number;
   /** How long adapters wait for a whole body before answering 408. */
   readonly bodyTimeoutMs: number;
@@ -271,7 +282,8 @@ export function createReceiver<M = EventDataMap>(options: ReceiverOptions): Rece
       })();
       return drained;
     },
-    deadLetters: (query) => queue.deadLetters(query),
+    // A queue knows no map: its letters hold the events this receiver's handlers took, typed by the map as in on().
+    deadLetters: (query) => queue.deadLetters(query) as Promise<DeadLetterPage<DeadLetterEvent<M>>>,
     // The letter itself, as read, is the natural call after deadLetters(): given to a queue as it is, it would be
     // answered false (no letter has that id) and the event left a dead letter with nobody told.
     replay(given, { platform } = {}) {
