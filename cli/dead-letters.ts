@@ -134,10 +134,11 @@ export async function deadLetters(argv: readonly string[], io: CliIo): Promise<n
         return 1;
       }
     }
-    const { bulk, onProgress: show, stop } = progressBar(action, total, io);
     // Ctrl-C (or SIGTERM) starts no letter more and waits for those under way (each at most Redis's deadline), so
-    // the count said is what was done; a second Ctrl-C ends the process at once, as the handler is gone.
+    // the count said is what was done; a second Ctrl-C ends the process at once, as the handler is gone. Taken before
+    // the bar hides the cursor: a Ctrl-C as it shows would otherwise end the process with the cursor hidden.
     const interrupt = io.signal;
+    const { bulk, onProgress: show, stop } = progressBar(action, total, io);
     const interrupted = (): void => {
       stop();
       io.stderr(
