@@ -3,6 +3,7 @@ import type { Attempt, AttemptFailure, AttemptOptions } from './attempt.js';
 import { errorClassOf } from './dead-letters.js';
 import { ConfigurationError } from './errors.js';
 import type { DeadLetter, QueuedEvent, ReplayPlatform } from './queue.js';
+import { ON_WORKERS } from './receiver-fetch.js';
 import type { Watchdog } from './watchdog.js';
 
 // A first attempt has no handler done yet: one shared empty list instead of one per job.
@@ -83,14 +84,22 @@ export class Job implements AttemptOptions {
     return this.#kept;
   }
 
+  /**
+   * Its attempts run in a request the platform may end under them: a kept job's, and on Workers any job's (one nothing
+   * keeps alive, a replay called without the platform, runs in whichever request started it).
+   */
+  get inRequest(): boolean {
+    return this.#kept || ON_WORKERS;
+  }
+
   get timeoutMs(): number {
     return this.#owner.timeoutMs;
   }
 
   // The shared watchdog's one timer lives in the request that happened to set it (Workers end a request's timers with
-  // it): a kept job's attempt sets its own, in its own request.
+  // it): an attempt run in a request sets its own there.
   get watchdog(): Watchdog | undefined {
-    return this.#kept ? undefined : this.#owner.watchdog;
+    return this.inRequest ? undefined : this.#owner.watchdog;
   }
 
   onEnd(failure: AttemptFailure | undefined): void {
@@ -100,9 +109,27 @@ export class Job implements AttemptOptions {
   }
 
   onSettled(late: boolean): void {
+    // Let go of already (see `letGo`): its request lived on after all.
+    if (this.#runaways === 0) return;
     this.#runaways--;
     this.#owner.settled(this, late);
     if (this.#ended && this.#runaways === 0) this.#resolve?.();
+  }
+
+  /** Handlers of its attempts cut short that still run (each holds a slot). */
+  get runaways(): number {
+    return this.#runaways;
+  }
+
+  /**
+   * Its request is taken for ended while handlers of its attempts cut short ran: they, and the timers that would let
+   * go of them, stopped with it. Forgets them, and returns how many there were.
+   */
+  letGo(): number {
+    const runaways = this.#runaways;
+    this.#runaways = 0;
+    if (this.#ended) this.#resolve?.();
+    return runaways;
   }
 
   /**

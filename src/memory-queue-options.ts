@@ -16,7 +16,10 @@ export interface MemoryQueueOptions {
   readonly attempts?: number;
   /**
    * Delay before each retry (ms), given the attempt that failed. Default exponential from 1 s to 5 min, with
-   * jitter. A delay past 2^31 - 1 ms (about 24.8 days, the longest a timer waits) is cut to it.
+   * jitter. A delay past 2^31 - 1 ms (about 24.8 days, the longest a timer waits) is cut to it. On Workers a retry
+   * waits in a request (its event's, kept up by `waitUntil`): keep the backoff under the time `waitUntil` is allowed,
+   * as a retry whose request the platform ends first becomes a dead letter (`queue_unavailable`), found one
+   * `handlerTimeoutMs` past its due time once the queue next takes a turn.
    */
   readonly backoff?: Backoff;
   /**
@@ -26,7 +29,8 @@ export interface MemoryQueueOptions {
    * ignoring its signal, keeps its slot of `concurrency` (and the `waitUntil` of its event) until it settles, at
    * most one more limit (then it is warned of, once). On Workers keep it under the time `waitUntil` is allowed: an
    * attempt whose request the platform ends under it is taken back one more limit past its own, its slot freed and
-   * its event a dead letter (`queue_unavailable`), once the queue next takes a turn.
+   * its event a dead letter (`queue_unavailable`), once the queue next takes a turn; the slot of a handler running on
+   * past its cut there is freed likewise, two limits past the cut.
    * At most 2^31 - 1 (about 24.8 days, the longest a timer waits). Default 30 000.
    */
   readonly handlerTimeoutMs?: number;

@@ -10,6 +10,10 @@ export const LOST_BEFORE_TURN =
 export const LOST_WHILE_RUNNING =
   'the request that kept this event alive (waitUntil) was ended by the platform while its handlers ran (past the time Workers allow waitUntil, or cancelled); replay it, and keep handlerTimeoutMs under that time';
 
+/** Said of a job whose request the platform ended while it waited out the backoff before a retry. */
+export const LOST_BEFORE_RETRY =
+  'the request that kept this event alive (waitUntil) was ended by the platform while the event waited to be retried (past the time Workers allow waitUntil, or cancelled); replay it, and keep the backoff under that time';
+
 /**
  * Kept jobs waiting on their own request (see `Job.awaitTurn`): their slots are taken. A request the platform ended
  * (Workers cap the time waitUntil keeps a request up) never runs a turn's continuation, nor the timers and I/O of an

@@ -3,11 +3,11 @@ import { type AttemptFailure, type AttemptProcessor, startAttempt } from './atte
 import { DeadLetterList } from './dead-letter-list.js';
 import { ConfigurationError, WebhookError } from './errors.js';
 import { inThisContext, nextTurn } from './event-loop-turn.js';
-import type { Logger } from './logger.js';
+import { createWarnOnce, type Logger } from './logger.js';
 import { drain } from './memory-queue-close.js';
 import { Job, type JobOwner } from './memory-queue-job.js';
 import { type MemoryQueueOptions, resolveMemoryQueueOptions } from './memory-queue-options.js';
-import { GivenTurns, LOST_WHILE_RUNNING } from './memory-queue-turns.js';
+import { GivenTurns, LOST_BEFORE_RETRY, LOST_WHILE_RUNNING } from './memory-queue-turns.js';
 import { OrderingWait } from './ordering-wait.js';
 import {
   checkReplayPlatform,
@@ -21,6 +21,7 @@ import {
   type QueueHooks,
   type ReplayOptions,
 } from './queue.js';
+import { ON_WORKERS } from './receiver-fetch.js';
 import { createRetryDelay } from './retry-delay.js';
 import { closeTimeoutProblem } from './timer-limit.js';
 import { Watchdog } from './watchdog.js';
@@ -39,6 +40,10 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): EventQueue 
 
 const FULL: EnqueueResult = Object.freeze({ status: 'full' });
 
+// What a replay logs on Workers when it was given no ExecutionContext to keep the replayed event's run alive with.
+const NO_REPLAY_PLATFORM_FIX =
+  "pass the request's ExecutionContext: receiver.replay(letter, { platform: ctx }), receiver.replayDeadLetters(filter, { platform: ctx })";
+
 // Attempts started before the queue gives the event loop a turn: handlers that end at once (or without waiting on
 // I/O) start the next job in the same turn, and a backlog of them would otherwise hold every socket, the answers
 // to new deliveries among them, until it drained. A hop per this many jobs costs nothing a delivery would notice.
@@ -53,9 +58,15 @@ class MemoryQueue implements EventQueue {
   readonly #delay: (attempt: number, logger: Logger) => number;
   readonly #owner: JobOwner;
   #hooks: QueueHooks | undefined;
+  #warnOnce: ReturnType<typeof createWarnOnce> | undefined;
   #ready: Job[] = [];
   #head = 0;
   readonly #delayed = new Set<Job>();
+  // On Workers, jobs of it waiting out a backoff: the timer that queues them again is one of a request's (their own
+  // when kept, or the one that handed them over), and never fires once the platform ended it. One more limit past its
+  // due time, that request is taken for ended; the set is looked through no sooner than the earliest such time.
+  readonly #retrying = new Set<Job>();
+  #retriesDueAt = Number.POSITIVE_INFINITY;
   // Attempts in progress, and those of them that outlived `startAttempt` (only those can be aborted): handlers
   // that return at once never touch the set.
   #running = 0;
@@ -67,8 +78,8 @@ class MemoryQueue implements EventQueue {
     this.#running--;
     void this.#bury(job, error, true);
   };
-  // Kept jobs whose attempt runs in their request, which may be ended under it: its timers, the attempt's own limit
-  // among them, then never fire, and the attempt would hold its slot, its event never ending.
+  // Kept jobs (on Workers, every job) whose attempt runs in their request, which may be ended under it: its timers,
+  // the attempt's own limit among them, then never fire, and the attempt would hold its slot, its event never ending.
   readonly #keptRunning = new GivenTurns(LOST_WHILE_RUNNING);
   // An attempt taken back from a request the platform ended: the slot is freed, and the event a dead letter of it.
   readonly #lostRunning = (job: Job, error: WebhookError): void => {
@@ -81,6 +92,9 @@ class MemoryQueue implements EventQueue {
   // Attempts cut short (time limit, close) whose handlers still run: they keep their slot until they settle, or
   // one more handlerTimeoutMs (see `startAttempt`), so that `concurrency` bounds the handlers really running.
   #runaways = 0;
+  // Kept jobs (on Workers, every job) with such handlers, and when their request is taken for ended: the timer that lets go of their slots
+  // is one of that request's, and never fires once the platform ended it (one more limit past its own time).
+  readonly #keptRunaways = new Map<Job, number>();
   #warnedRunaway = false;
   // Dead letters whose onDeadLetter call is still running: close() waits for them too (it is where an app keeps them).
   #burying = 0;
@@ -144,6 +158,7 @@ class MemoryQueue implements EventQueue {
       throw new ConfigurationError('a queue serves one receiver; create one per receiver');
     this.#hooks = hooks;
     this.#process = hooks.process;
+    this.#warnOnce = createWarnOnce(hooks.logger);
   }
 
   enqueue(data: QueuedEvent, failure?: unknown): Promise<EnqueueResult> {
@@ -237,11 +252,21 @@ class MemoryQueue implements EventQueue {
         job.end();
         return false;
       }
-    }
+    } else if (ON_WORKERS) this.#replayLost();
     this.#dead.take(eventId);
     this.#ready.push(job);
     this.#schedule();
     return true;
+  }
+
+  // Workers end a request's timers and I/O with it: a replayed run nothing keeps alive may be cut with its caller's.
+  #replayLost(): void {
+    this.#warnOnce!(
+      'replay_wait_until_missing',
+      { fix: NO_REPLAY_PLATFORM_FIX },
+      `workforce-webhooks: a dead letter was replayed on Cloudflare Workers with no ExecutionContext, so the replayed event's run may be cut when the request ends, and become a dead letter again. Fix: ${NO_REPLAY_PLATFORM_FIX}`,
+      'error',
+    );
   }
 
   // Every call answers with the one drain: a second close resolves with the first, never after its own timeout.
@@ -278,6 +303,7 @@ class MemoryQueue implements EventQueue {
         this.#ready = [];
         this.#head = 0;
         this.#delayed.clear();
+        this.#retrying.clear();
         for (const job of left) void this.#bury(job, reason, true);
         return this.#idle;
       },
@@ -292,6 +318,8 @@ class MemoryQueue implements EventQueue {
     try {
       if (this.#given.size > 0) this.#given.reclaim(this.#lost);
       if (this.#keptRunning.size > 0) this.#keptRunning.reclaim(this.#lostRunning);
+      if (this.#keptRunaways.size > 0) this.#reclaimRunaways();
+      if (this.#retrying.size > 0 && performance.now() >= this.#retriesDueAt) this.#reclaimRetries();
       while (this.#running + this.#runaways < this.#concurrency && this.#head < this.#ready.length) {
         // The event loop's turn: the rest start on the next, after the I/O waiting meanwhile.
         if (++this.#started > STARTS_PER_TURN) {
@@ -336,7 +364,7 @@ class MemoryQueue implements EventQueue {
       job.running = attempt;
       this.#active.add(job);
       // Its own timer ends it at its limit while its request lives: one more limit, and the request is taken for ended.
-      if (job.kept) this.#keptRunning.give(job, 2 * this.#owner.timeoutMs);
+      if (job.inRequest) this.#keptRunning.give(job, 2 * this.#owner.timeoutMs);
     }
   }
 
@@ -354,7 +382,10 @@ class MemoryQueue implements EventQueue {
       this.#next();
       return;
     }
-    if (failure.running) this.#runaways++;
+    if (failure.running) {
+      this.#runaways++;
+      if (job.inRequest) this.#keptRunaways.set(job, performance.now() + 2 * this.#owner.timeoutMs);
+    }
     const { error } = failure;
     if (error instanceof OrderingWait && !this.#abandoning) {
       job.awaitTurn();
@@ -386,22 +417,65 @@ class MemoryQueue implements EventQueue {
     // Its cut attempt was never counted as a runaway: see #ended.
     if (job.abandoned) return;
     this.#runaways--;
-    if (late && !this.#warnedRunaway) {
-      this.#warnedRunaway = true;
-      this.#hooks!.logger.warn(
-        { eventId: job.data.event.id },
-        "workforce-webhooks: a handler still runs handlerTimeoutMs after its attempt was cut short: it ignores ctx.signal, and runs on beside the queue's concurrency; pass ctx.signal to what it waits on (fetch, database calls) so that it stops",
-      );
-    }
+    if (job.inRequest && job.runaways === 0) this.#keptRunaways.delete(job);
+    if (late) this.#ranOn(job);
     this.#next();
+  }
+
+  // Said once: the slot of a handler that ignores its signal is freed while it may still run.
+  #ranOn(job: Job): void {
+    if (this.#warnedRunaway) return;
+    this.#warnedRunaway = true;
+    this.#hooks!.logger.warn(
+      { eventId: job.data.event.id },
+      "workforce-webhooks: a handler still runs handlerTimeoutMs after its attempt was cut short: it ignores ctx.signal, and runs on beside the queue's concurrency; pass ctx.signal to what it waits on (fetch, database calls) so that it stops",
+    );
+  }
+
+  // Kept jobs whose request is taken for ended while handlers of theirs ran on past a cut: those handlers, and the
+  // timers that would let go of them, stopped with it. Their slots are freed as at the end of that one more limit
+  // (from #pump, whose loop then fills them).
+  #reclaimRunaways(): void {
+    const now = performance.now();
+    for (const [job, due] of this.#keptRunaways) {
+      if (due > now) continue;
+      this.#keptRunaways.delete(job);
+      const left = job.letGo();
+      this.#runaways -= left;
+      if (left > 0) this.#ranOn(job);
+    }
+  }
+
+  // Jobs whose request is taken for ended while they waited out a backoff: a dead letter of the attempts made.
+  #reclaimRetries(): void {
+    const now = performance.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const job of this.#retrying) {
+      const lostAt = job.dueAt + this.#owner.timeoutMs;
+      if (lostAt > now) {
+        next = Math.min(next, lostAt);
+        continue;
+      }
+      this.#retrying.delete(job);
+      clearTimeout(job.timer);
+      if (this.#delayed.delete(job))
+        void this.#bury(job, new WebhookError('queue_unavailable', LOST_BEFORE_RETRY), true);
+    }
+    this.#retriesDueAt = next;
   }
 
   // Between two attempts: held in the delayed set (counted, and given up by close()) until `ms` pass.
   #retryLater(job: Job, ms: number): void {
     this.#delayed.add(job);
     job.dueAt = performance.now() + ms;
+    if (ON_WORKERS) {
+      this.#retrying.add(job);
+      this.#retriesDueAt = Math.min(this.#retriesDueAt, job.dueAt + this.#owner.timeoutMs);
+    }
     job.timer = setTimeout(() => {
-      this.#delayed.delete(job);
+      // Given up meanwhile (close(), or its request taken for ended): its timer outlived it.
+      if (!this.#delayed.delete(job)) return;
+      this.#retrying.delete(job);
       this.#ready.push(job);
       this.#pumpInContext();
     }, ms);
@@ -425,6 +499,7 @@ class MemoryQueue implements EventQueue {
   #giveUp(job: Job): void {
     clearTimeout(job.timer);
     this.#delayed.delete(job);
+    this.#retrying.delete(job);
     void this.#bury(job, this.#shutdown, true);
   }
 
