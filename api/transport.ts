@@ -82,11 +82,14 @@ export function createTransport({
       `workforce-webhooks: createApiClient baseUrl's ${refused}: serve the API, or the mock (mock --port), on another port`,
     );
   const headers = { authorization: `Bearer ${apiKey}`, accept: 'application/json' };
+  // A gateway's token in the base's query (https://gw.example/workforce?code=abc) goes with every call; resolving a
+  // path against the base drops it, so it is merged back, the call's own parameter winning over one of its name.
+  const fixed = base.search === '' ? undefined : base.searchParams;
 
   return async (path, query, { signal } = {}, read) => {
     // Relative to the base, so a base with a path prefix (https://host/api) keeps it.
     const url = new URL(path.replace(/^\//, ''), base);
-    url.search = query;
+    url.search = fixed === undefined ? query : withFixed(fixed, query);
     const endpoint = `GET ${path}`;
     for (let retry = 0; ; retry++) {
       const release = await limiter?.acquire(signal);
@@ -261,6 +264,14 @@ const isLimited = (response: Response): boolean =>
 /** A 3xx (or, where fetch hides it, an opaque redirect): the read API has none. */
 const isRedirect = (response: Response): boolean =>
   response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400);
+
+/** The base's parameters less those `query` sets, then `query`. */
+function withFixed(fixed: URLSearchParams, query: string): string {
+  const merged = new URLSearchParams(fixed);
+  for (const name of new URLSearchParams(query).keys()) merged.delete(name);
+  const kept = merged.toString();
+  return kept !== '' && query !== '' ? `${kept}&${query}` : kept || query;
+}
 
 /** The error for a redirect: where it points (origin and path only), so the caller can fix `baseUrl`. */
 function redirected(response: Response, url: URL, endpoint: string): ApiError {

@@ -15,7 +15,7 @@ export const CONSOLE_HELP: string = `Commands (type one and press Enter; the id 
   reject [leave request id]    reject leave awaiting a decision: leave.rejected
   cancel [leave request id]    withdraw approved leave: leave.cancelled
   exception [exception id]     approve a pending attendance exception: attendance.exception.approved
-  report [YYYY-MM-DD]          run a day's absence report (default: the mock's today):
+  report [YYYY-MM-DD]          run the absence report of today (the default) or a day before:
                                attendance.absence_report.completed
   test                         the settings page's Test action: webhook.test
   ids                          print the sample ids again

@@ -2,7 +2,7 @@
 import { isRefusedPort, refusedPortWords } from '../api/bad-port.js';
 import { isCalendarDate } from '../api/dates.js';
 import { createMockService } from '../testing/mock-service/index.js';
-import { type CliIo, integer, parse, SECRET_ENV, UsageError } from './io.js';
+import { type CliIo, integer, parse, SECRET_ENV, secretOf, UsageError } from './io.js';
 import { CONSOLE_HELP, retryPrinter, runConsole, sampleIds } from './mock-console.js';
 import { endpointUrl, fetchablePort } from './url.js';
 
@@ -62,6 +62,12 @@ export async function mock(argv: readonly string[], io: CliIo): Promise<number> 
   if (deliverTo === undefined && values.secret !== undefined)
     throw new UsageError('--secret signs what --deliver-to sends: give --deliver-to too');
   if (deliverTo !== undefined) fetchablePort(deliverTo, '--deliver-to');
+  // Optional here (none makes a new one), but one given is checked as `send` checks it, before the mock starts: a
+  // padded or quoted copy from a .env file would otherwise fail every delivery with a bare signature_mismatch.
+  const given =
+    deliverTo !== undefined && (values.secret || io.env?.[SECRET_ENV])
+      ? secretOf(values.secret || undefined, io)
+      : undefined;
   const service = await createMockService({
     port,
     ...(values.today !== undefined ? { today: values.today } : {}),
@@ -79,7 +85,6 @@ export async function mock(argv: readonly string[], io: CliIo): Promise<number> 
   );
   io.stdout(sampleIds(service));
   if (deliverTo !== undefined) {
-    const given = values.secret ?? io.env?.[SECRET_ENV];
     const { secret } = service.subscribe(deliverTo, given ? { secret: given } : {});
     // A secret the user gave is theirs: never echo it. A new one must be shown, or nothing could verify.
     io.stdout(

@@ -86,7 +86,7 @@ describe('spec "Attendance exception": "an excused employee is never Absent or L
       (typeof mock.state.employees)[0],
       (typeof mock.state.employees)[0],
     ];
-    const day = '2026-06-16'; // tomorrow: no record yet for anyone
+    const day = '2026-05-13'; // before the fixtures' ten working days of history: no record yet for anyone
     // The issue's two cases: a SecondHalf excused absence with a 09:20 clock-in, a whole day with 10:15.
     await mock.approveException(
       raiseException(mock, 1, { employeeId: ada.id, startDate: day, halfDay: 'SecondHalf' }),

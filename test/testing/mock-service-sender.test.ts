@@ -74,12 +74,14 @@ describe('delivery format (spec "Delivery format", "Signature")', () => {
     expect(parsed.organizationId).toBe(mock.organizationId);
   });
 
-  it('sends only the events a subscription selected', async () => {
+  it('sends only the events a subscription selected, and the Test action to it whatever it selected', async () => {
     const mock = await mockService();
     const { url, seen } = await recorder();
     mock.subscribe(url, { events: ['leave.approved'] });
+    await mock.emit('leave.rejected', {});
+    await mock.emit('leave.approved', {});
     await mock.sendTest();
-    expect(seen).toHaveLength(0);
+    expect(seen.map((s) => s.headers['svc-event-type'])).toEqual(['leave.approved', 'webhook.test']);
   });
 });
 

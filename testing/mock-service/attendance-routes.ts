@@ -19,6 +19,14 @@ import type { Route } from './route.js';
 import { companyCountries } from './rules.js';
 
 const ID = '([0-9a-fA-F-]{36})';
+
+// The exceptions endpoints need Attendance: View, as the other four. The spec says both that they "need the permission
+// View Attendance Exceptions, which Attendance: View includes" ("GET /v1/attendance/exceptions") and that "all six
+// Attendance endpoints need Attendance: View" (Authentication rule 3). A key holding only View Attendance Exceptions
+// passes the first and fails the second: the mock refuses it, the stricter reading, so that a key that works here
+// works against the service under either.
+const EXCEPTIONS_PERMISSION = 'Attendance: View';
+
 const notFound = (what: string): MockApiFailure =>
   new MockApiFailure(404, 'not_found', `${what} was not found in this organisation`);
 
@@ -84,7 +92,7 @@ export const attendanceRoutes: readonly Route[] = [
   },
   {
     pattern: /^\/v1\/attendance\/exceptions$/,
-    permission: 'Attendance: View',
+    permission: EXCEPTIONS_PERMISSION,
     handle({ state, organizationId, query }) {
       // Spec "Limits": PageSize at most 100 here.
       const pageSize = query.optionalInt('PageSize', 1, Number.MAX_SAFE_INTEGER);
@@ -124,7 +132,7 @@ export const attendanceRoutes: readonly Route[] = [
   },
   {
     pattern: new RegExp(`^/v1/attendance/exceptions/${ID}$`),
-    permission: 'Attendance: View',
+    permission: EXCEPTIONS_PERMISSION,
     handle({ state, organizationId, id }) {
       const row = state.exceptions.find((e) => e.id === id);
       // Spec: an id outside the caller's organisation gives isSuccessful false.

@@ -76,11 +76,12 @@ export interface MockService {
    */
   unsubscribe(id: string): boolean;
   /**
-   * Sends any event to every subscription that chose it; rejects with a TypeError, before anything is sent, a type
-   * that is not printable ASCII without spaces (it is a header) and data that is not an object.
+   * Sends any event to every subscription that chose it (`webhook.test`, the Test action's, to every one); rejects
+   * with a TypeError, before anything is sent, a type that is not printable ASCII without spaces (it is a header) and
+   * data that is not an object.
    */
   emit(type: string, data: Record<string, unknown>, options?: EmitOptions): Promise<Emission>;
-  /** The settings page's Test action: a `webhook.test` event. */
+  /** The settings page's Test action: a `webhook.test` event, to every endpoint whatever events it selected. */
   sendTest(options?: EmitOptions): Promise<Emission>;
   /** An employee asks for leave: a Submitted request, and `leave.requested`. */
   requestLeave(input: LeaveRequestInput, options?: EmitOptions): Promise<Emission>;
@@ -90,7 +91,10 @@ export interface MockService {
   cancelLeave(id: string, options?: EmitOptions): Promise<Emission>;
   /** Approves a pending exception, makes the records of its days Excused: `attendance.exception.approved`. */
   approveException(id: string, options?: EmitOptions): Promise<Emission>;
-  /** Runs the absence report of a day (default today) and sends `attendance.absence_report.completed`. */
+  /**
+   * Runs the absence report of a day (default today; a later day is refused, as it has not happened) and sends
+   * `attendance.absence_report.completed`.
+   */
   completeAbsenceReport(date?: string, options?: EmitOptions): Promise<Emission>;
   /** Every delivery attempt so far, retries included. */
   readonly deliveries: readonly DeliveryAttempt[];
@@ -250,7 +254,7 @@ export async function createMockService(options: MockServiceOptions = {}): Promi
     approveException: async (id, options) =>
       emitChange((at) => triggers.approveException(state, id, at), options),
     completeAbsenceReport: async (date = today, options) =>
-      emitChange((at) => triggers.completeAbsenceReport(state, organizationId, date, at), options),
+      emitChange((at) => triggers.completeAbsenceReport(state, organizationId, date, at, today), options),
     deliveries: sender.attempts,
     settled: () => sender.settled(),
     async close() {

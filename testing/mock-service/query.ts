@@ -55,6 +55,8 @@ export function readQuery(params: URLSearchParams): QueryReader {
     return n;
   };
   return {
+    // The spec shows no maximum PageSize but the exceptions list's 100 ("Limits"): the mock's 10 000 is its own bound,
+    // refused with invalid_parameter, so a call asking for everything at once is seen here and not by the service.
     int: (name, fallback, max = 10_000) => optionalInt(name, 1, max) ?? fallback,
     optionalInt,
     uuid(name) {

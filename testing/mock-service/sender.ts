@@ -90,7 +90,7 @@ export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [1, 5, 30, 120, 300,
 
 /** Sends events to subscriptions and keeps the log of attempts. */
 export interface Sender {
-  /** Delivers to every subscription that chose the event; resolves with each first attempt. */
+  /** Delivers to every subscription that chose the event (`webhook.test`: every one); resolves with each first try. */
   deliver(
     event: WorkforceEvent,
     subscriptions: readonly Subscription[],
@@ -295,7 +295,11 @@ export function createSender({
   return {
     attempts,
     deliver(event, subscriptions, faults = {}) {
-      const targets = subscriptions.filter((s) => s.events === 'all' || s.events.includes(event.type));
+      // Spec "Subscription" 3: the Test action sends webhook.test to the endpoint to check it, whatever events the
+      // endpoint selected (its choice is of what happens in the service; a test it would never hear checks nothing).
+      const targets = subscriptions.filter(
+        (s) => s.events === 'all' || s.events.includes(event.type) || event.type === 'webhook.test',
+      );
       return track(
         new Promise<DeliveryAttempt[]>((done) => {
           batch.push({ event, body: JSON.stringify(event), targets, faults: { ...always, ...faults }, done });

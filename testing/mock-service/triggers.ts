@@ -144,17 +144,24 @@ export function cancelLeave(state: MockState, id: string): Change {
 }
 
 /**
- * Runs the day's absence report: `attendance.absence_report.completed` carrying `reportId`.
+ * Runs the day's absence report: `attendance.absence_report.completed` carrying `reportId`; `today` is the mock's.
  * @example
- * completeAbsenceReport(state, organizationId, '2026-06-15', new Date().toISOString()).data.reportId
+ * completeAbsenceReport(state, organizationId, '2026-06-15', new Date().toISOString(), '2026-06-15').data.reportId
  */
 export function completeAbsenceReport(
   state: MockState,
   organizationId: string,
   date: string,
   completedAt: string,
+  today: string,
 ): Change & { readonly report: ReportRow } {
   if (!isCalendarDate(date)) throw fail(`${date} is not a real day written YYYY-MM-DD`);
+  // Spec "Attendance status": HR runs it for a day, after which the day's records are complete; a day still to come
+  // would be complete before it began, everyone Absent whose clock-in has yet to happen.
+  if (date > today)
+    throw fail(
+      `${date} is after the mock's today (${today}): an absence report runs for a day that has happened; give today or an earlier day, or start the mock with a later today`,
+    );
   if (state.reports.some((r) => r.organizationId === organizationId && r.reportDate === date)) {
     throw fail(`the absence report of ${date} has already run`);
   }
