@@ -1,7 +1,7 @@
 // Fastify adapter: a plugin whose own scope reads every body as raw bytes, so the app's parsers never see it.
 import type { Http2ServerResponse } from 'node:http2';
 import type { Readable } from 'node:stream';
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { BodyProblem, HandleInput, Receiver } from '../src/receiver.js';
 import { notAReceiver } from '../src/receiver-given.js';
 import type { WebhookResponse } from '../src/responses.js';
@@ -126,11 +126,8 @@ export function createFastifyPlugin(
       }),
     );
   };
-  // Registered without fastify-plugin on purpose: the parsers and the error handler below stay in this scope.
-  // `app.register(plugin, { path })` hands the path to the plugin, not to the factory: taken as well, so the route
-  // is where it was asked for rather than silently at the default.
-  return async (fastify, options) => {
-    const route = options.path ?? path;
+  // The route, its parsers and its error handler, in the scope `register` gives them below.
+  const mount = (fastify: FastifyInstance, route: string): void => {
     // The app's parsers (its JSON one, or a catch-all it added) are inherited: drop them here, keep the bytes.
     fastify.removeAllContentTypeParsers();
     // The service's own media type by name: Fastify caches that lookup, never the catch-all one.
@@ -165,6 +162,13 @@ export function createFastifyPlugin(
             : { method, headers, bodyProblem: { kind: 'raw_body_unavailable', fix: FASTIFY_FIX } },
       );
     });
+  };
+  // The parsers and the error handler live in a scope of their own, registered from inside the plugin: one
+  // wrapped in fastify-plugin (skip-override) would otherwise put them on the app, every JSON route of it then
+  // handed raw bytes. `app.register(plugin, { path })` hands the path to the plugin, not to the factory: taken as
+  // well, so the route is where it was asked for rather than silently at the default.
+  return async (app, options) => {
+    app.register(async (fastify) => mount(fastify, options.path ?? path));
   };
 }
 

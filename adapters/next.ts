@@ -2,7 +2,7 @@
 import type { ServerResponse } from 'node:http';
 import * as nextServer from 'next/server.js';
 import { createWarnOnce } from '../src/logger.js';
-import type { Receiver } from '../src/receiver.js';
+import type { FetchPlatform, Receiver } from '../src/receiver.js';
 import { notAReceiver } from '../src/receiver-given.js';
 import { answers, toWebResponse } from '../src/responses.js';
 import { isRequest } from './next-pages.js';
@@ -60,6 +60,12 @@ export function createNextRouteHandler(
       writeResponse(res as ServerResponse, answers.internalError);
     return Promise.resolve(toWebResponse(answers.internalError));
   };
-  return (request, ...rest: unknown[]) =>
-    isRequest(request) ? receiver.fetch(request, platform) : wrongRouter(rest[0]);
+  // Exported from a Pages API route with runtime: 'edge', it is called with Next's event, and `after()` throws
+  // there (no request scope): the event's own `waitUntil` keeps the work alive instead. The App Router's second
+  // argument (`{ params }`) has none.
+  return (request, second?: unknown) => {
+    if (!isRequest(request)) return wrongRouter(second);
+    const event = second as FetchPlatform | undefined;
+    return receiver.fetch(request, typeof event?.waitUntil === 'function' ? event : platform);
+  };
 }
