@@ -64,7 +64,13 @@ export const pacedWorker = (Base: typeof Worker, holders: LockHolders): typeof W
       try {
         return await super.moveToActive(token, name);
       } catch (error) {
-        if ((error as Error)?.name === 'ReplyError' && !this.closing) {
+        // Redis's own refusal, or a Postgres server's (BullMQ's Postgres backend: a refused migration fails every
+        // fetch in the same turn): either fails the next fetch at once too, and BullMQ asks again at once.
+        if (
+          ((error as Error)?.name === 'ReplyError' ||
+            typeof (error as { severity?: unknown })?.severity === 'string') &&
+          !this.closing
+        ) {
           if (this.#wake === undefined) {
             const wake = new AbortController();
             this.#wake = wake;

@@ -108,20 +108,32 @@ export async function writeDataUnderLock(
   token: string,
   data: JobData,
 ): Promise<boolean | undefined> {
-  // The worker that fetched the job (`Job.queue`, protected in BullMQ's types), and its backend: the Postgres one
-  // has a pool and runs its SQL through `query`, which waits for the schema and never settles once it is closing.
+  const backend = postgresBackend(job);
+  if (backend === undefined) return undefined;
+  // A failure's class holding a NUL (jsonb refuses it) is recorded made storable, not failing the attempt's record.
+  const { rows } = await backend.query(WRITE_UNDER_LOCK, [job.queueName, job.id, storableJson(data), token]);
+  return rows.length === 1;
+}
+
+/**
+ * True when `job` was fetched by a worker on BullMQ's Postgres backend.
+ * @example
+ * throw onPostgres(job) ? storableError(error) : error;
+ */
+export function onPostgres(job: EventJob): boolean {
+  return postgresBackend(job) !== undefined;
+}
+
+// The worker that fetched the job (`Job.queue`, protected in BullMQ's types), and its backend when it is the Postgres
+// one: it has a pool and runs its SQL through `query`, which waits for the schema and never settles once it is closing.
+function postgresBackend(job: EventJob): { query: Query } | undefined {
   const { queue } = job as unknown as {
     readonly queue: {
-      readonly backend?: {
-        readonly connection?: { readonly pool?: Partial<PgPool> };
-        query?(text: string, params: readonly unknown[]): Promise<{ rows: unknown[] }>;
-      };
+      readonly backend?: { readonly connection?: { readonly pool?: Partial<PgPool> }; query?: Query };
     };
   };
   const backend = queue.backend;
   if (typeof backend?.connection?.pool?.connect !== 'function' || typeof backend.query !== 'function')
     return undefined;
-  // A failure's class holding a NUL (jsonb refuses it) is recorded made storable, not failing the attempt's record.
-  const { rows } = await backend.query(WRITE_UNDER_LOCK, [job.queueName, job.id, storableJson(data), token]);
-  return rows.length === 1;
+  return backend as { query: Query };
 }

@@ -1,6 +1,8 @@
 // Text BullMQ's Postgres backend cannot store as it is (a NUL, a lone surrogate), kept exact or made storable.
 // Internal: not a subpath of the package.
 import type { JobData } from './bullmq-job.js';
+import type { PgPool } from './bullmq-postgres-letter.js';
+import { holdsEveryCharacter } from './postgres-migrate.js';
 
 // A NUL, which `text` refuses and `jsonb` refuses escaped, or a UTF-16 surrogate standing alone (the `u` flag reads a
 // pair as one code point), which `jsonb` refuses escaped and `text` would get as U+FFFD.
@@ -28,6 +30,33 @@ export type StoredJobData = JobData & { readonly eventText?: string };
  */
 export function storableText(text: string): string {
   return UNSTORABLE.test(text) ? text.replace(UNSTORABLE_ALL, '\uFFFD') : text;
+}
+
+const unstorable = (text: unknown): boolean => typeof text === 'string' && UNSTORABLE.test(text);
+
+/**
+ * `error` as BullMQ's Postgres backend can record it (its message the failure's reason, its stack the trace, its
+ * class kept on the job's data): `error` itself, or when one of those holds a NUL or a lone surrogate, an Error of its
+ * class's name with each made storable and `error` as its cause. A record refused leaves the job to stall: run again
+ * outside its attempts, then failed as stalled, its own failure lost.
+ * @example
+ * throw onPostgres(job) ? storableError(error) : error;
+ */
+export function storableError(error: unknown): unknown {
+  let name: unknown;
+  let message: unknown;
+  let stack: unknown;
+  // A thrown value that throws when looked at (null, a revoked Proxy) is BullMQ's to record as it can.
+  try {
+    ({ name, message, stack } = error as Error);
+  } catch {
+    return error;
+  }
+  if (!unstorable(name) && !unstorable(message) && !unstorable(stack)) return error;
+  const kept = new Error(typeof message === 'string' ? storableText(message) : undefined, { cause: error });
+  if (typeof name === 'string') kept.name = storableText(name);
+  kept.stack = typeof stack === 'string' ? storableText(stack) : `${kept.name}: ${kept.message}`;
+  return kept;
 }
 
 /**
@@ -106,4 +135,26 @@ function storableFailure(data: StoredJobData): StoredJobData {
     ...(name === undefined ? {} : { lastError: name }),
     ...(message === undefined ? {} : { failedInline: message }),
   };
+}
+
+/**
+ * What keeps BullMQ's Postgres backend from running on the database `pool` reaches, with the fix; undefined when its
+ * encoding holds every character (UTF8, or SQL_ASCII, which stores the bytes it is sent). A one-byte encoding
+ * (LATIN1) refuses BullMQ's own statements, whose text holds characters it lacks: every event is refused (503 on every
+ * delivery, none accepted) and every fetch of the worker fails.
+ * @example
+ * const problem = await encodingProblem(pool);
+ * if (problem !== undefined) logger.error({ queue: name }, problem);
+ */
+export async function encodingProblem(pool: PgPool): Promise<string | undefined> {
+  const client = await pool.connect();
+  let encoding: unknown;
+  try {
+    ({ encoding } =
+      (await client.query(`SELECT current_setting('server_encoding') AS encoding`)).rows[0] ?? {});
+  } finally {
+    client.release();
+  }
+  if (typeof encoding !== 'string' || holdsEveryCharacter(encoding)) return undefined;
+  return `workforce-webhooks: the Postgres database of the BullMQ queue has the encoding ${encoding}, not UTF8, which refuses BullMQ's own statements: every event is refused (503) and no job runs; create the database with UTF8 (CREATE DATABASE <name> ENCODING 'UTF8' TEMPLATE template0) and point the queue's connection at it`;
 }

@@ -10,8 +10,8 @@ import { OrderingWait } from '../src/ordering-wait.js';
 import type { QueueHooks } from '../src/queue.js';
 import { keptError } from './bullmq-dead-letters.js';
 import { type EventJob, isEventData, type JobData } from './bullmq-job.js';
-import { writeDataUnderLock } from './bullmq-postgres-letter.js';
-import { storedJob } from './bullmq-postgres-text.js';
+import { onPostgres, writeDataUnderLock } from './bullmq-postgres-letter.js';
+import { storableError, storedJob } from './bullmq-postgres-text.js';
 import type { SuccessRecords } from './bullmq-success.js';
 import { runScript, script } from './redis-script.js';
 
@@ -206,7 +206,8 @@ export function createJobRunner({
             await writeUnderLock(job, token, next);
           }
         }
-        throw error;
+        // Its message or stack holding text Postgres refuses would have BullMQ's record of it refused: made storable.
+        throw onPostgres(job) ? storableError(error) : error;
       } finally {
         if (running.get(id) === attempt) {
           running.delete(id);

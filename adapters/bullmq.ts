@@ -21,7 +21,8 @@ import { discardLetter } from './bullmq-discard.js';
 import { watchForEmptyRedis } from './bullmq-emptied.js';
 import { isEventData, type JobData } from './bullmq-job.js';
 import { pacedWorker } from './bullmq-paced-worker.js';
-import { refusedText, storableJob, storedJob } from './bullmq-postgres-text.js';
+import { postgresPool } from './bullmq-postgres-letter.js';
+import { encodingProblem, refusedText, storableJob, storedJob } from './bullmq-postgres-text.js';
 import { createJobRunner } from './bullmq-processor.js';
 import { replayLetter } from './bullmq-replay.js';
 import { SuccessRecords } from './bullmq-success.js';
@@ -209,9 +210,13 @@ export function createBullmqQueue({
       };
     return isConnectionFailure(error) ? connectionFailure(error, tls, reached) : undefined;
   };
+  // Set once the Postgres database's encoding was said to refuse BullMQ's statements: its refusals (SQLSTATE 22P05,
+  // every fetch of the worker) are that, said already.
+  let encodingSaid = false;
   const reportError = (error: Error): void => {
     const logger = hooks?.logger;
     if (logger === undefined) return;
+    if (encodingSaid && (error as { code?: unknown }).code === '22P05') return;
     const known = recurring(error);
     if (known === undefined) {
       logger.warn({ err: withoutPassword(error), queue: name }, 'workforce-webhooks: BullMQ error');
@@ -328,6 +333,17 @@ export function createBullmqQueue({
       const { logger } = given;
       // BullMQ prints its own advice on each connection; this line says what the receiver loses, once per Redis.
       if (producer !== undefined) watchEviction(producer, logger);
+      // A one-byte database (LATIN1) refuses BullMQ's own statements: every delivery 503, said once with the fix.
+      const pool = redis ? undefined : postgresPool(queue);
+      if (pool !== undefined)
+        void encodingProblem(pool).then(
+          (problem) => {
+            if (problem === undefined) return;
+            encodingSaid = true;
+            logger.error({ queue: name }, problem);
+          },
+          () => {},
+        );
       // BullMQ's blocking fetch must wait through reconnects: maxRetriesPerRequest null, on a connection of its own,
       // with its offline queue on whatever the user's client says (enableOfflineQueue: false is the store's advice).
       // Without it, each fetch during an outage fails at once, in the same turn, and BullMQ's fetch loop asks again at

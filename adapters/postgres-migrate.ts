@@ -25,6 +25,13 @@ const ENCODING = `SELECT current_setting('server_encoding') AS encoding`;
 const HOLDS_UTF8 = new Set(['UTF8', 'SQL_ASCII']);
 
 /**
+ * True when a database of `encoding` (its `server_encoding`) holds every character: UTF8, or SQL_ASCII.
+ * @example
+ * if (!holdsEveryCharacter(rows[0].encoding)) logger.warn({ encoding }, 'the database is not UTF8');
+ */
+export const holdsEveryCharacter = (encoding: string): boolean => HOLDS_UTF8.has(encoding);
+
+/**
  * The store's `migrate`: runs `statements` in one transaction after `lock` (the transaction's lock_timeout, then an
  * advisory lock), so several instances starting at once do not race to create the same table, and no wait of it
  * outlasts its deadline on the server; a database that cannot hold every character is warned of once, with the fix.
@@ -59,7 +66,7 @@ export function createPostgresMigrate({
       // this database keeps, or a handler's write holding one fails on every delivery, 503 until the sender gives up.
       // The tables work otherwise, so an app that ran on it keeps starting; said once per store, with the fix.
       const encoding = rows[0]?.encoding;
-      if (!told && encoding !== undefined && !HOLDS_UTF8.has(encoding)) {
+      if (!told && encoding !== undefined && !holdsEveryCharacter(encoding)) {
         told = true;
         logger.warn(
           { encoding },
