@@ -2,7 +2,9 @@
 import { type Attempt, startAttempt } from './attempt.js';
 import type { Claims } from './claims.js';
 import { WebhookError, type WebhookErrorCode } from './errors.js';
+import { LOST_WHILE_RUNNING } from './memory-queue-turns.js';
 import type { DeadLetter, JobProcessor, QueuedEvent } from './queue.js';
+import { ON_WORKERS } from './receiver-fetch.js';
 import { answers, type WebhookResponse, withBackground } from './responses.js';
 
 /** What `createInlineRunner` needs. */
@@ -51,6 +53,15 @@ type Outcome =
   | { readonly ok: true }
   | { readonly ok: false; readonly error: unknown; readonly completed?: readonly number[] | undefined };
 const OK: Outcome = { ok: true };
+// A run answered 202 on Workers, until it ends: see `late` in createInlineRunner.
+interface LateRun {
+  readonly job: QueuedEvent;
+  readonly token: string;
+  readonly attempt: Attempt;
+  readonly stopRenewing: () => void;
+  readonly forget: () => void;
+  taken: boolean;
+}
 const DEADLINE = Symbol('deadline');
 const HAND_OVER_RETRIES_MS = [1000, 2000, 4000, 8000, 16_000];
 const backgroundOf = (answer: WebhookResponse | undefined): Promise<void> | undefined => answer?.background;
@@ -151,8 +162,40 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
   };
   let closed = false;
 
+  // On Workers, runs answered 202 whose handlers go on in their delivery's request, and when that request is taken for
+  // ended: the platform ends a request's timers and I/O with it (past the time waitUntil keeps it up, or cancelled),
+  // the run's own time limit among them, and the run would never end, its event neither processed nor a dead letter.
+  // One more limit past its own, the next delivery takes it back: handed over as a failure of that attempt, which
+  // the memory queue makes a dead letter (as it does its own attempts cut so).
+  const late = new Map<LateRun, number>();
+  let lateDueAt = Number.POSITIVE_INFINITY;
+  const takeBackLate = (): void => {
+    const now = performance.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const [run, lostAt] of late) {
+      if (lostAt > now) {
+        next = Math.min(next, lostAt);
+        continue;
+      }
+      late.delete(run);
+      run.taken = true;
+      const error = new WebhookError('queue_unavailable', LOST_WHILE_RUNNING);
+      run.attempt.abort(error);
+      run.stopRenewing();
+      const finished = finishLate(run.job, run.token, { ok: false, error, completed: run.attempt.completed });
+      finishing.add(finished);
+      const settled = (): void => {
+        finishing.delete(finished);
+        run.forget();
+      };
+      finished.then(settled, settled);
+    }
+    lateDueAt = next;
+  };
+
   return {
     async run(job, token) {
+      if (late.size > 0 && performance.now() >= lateDueAt) takeBackLate();
       const id = job.event.id;
       // The answer's deadline counts from the claim, not from here: the sender's 10 s ran while a slow store took it.
       const tookMs = claims.took(token);
@@ -188,15 +231,28 @@ export function createInlineRunner(options: InlineRunnerOptions): InlineRunner {
       });
       const first = await Promise.race([outcome, deadline]);
       if (first === DEADLINE) {
-        const late = outcome.then((result) => finishLate(job, token, result));
-        finishing.add(late);
+        let kept: LateRun | undefined;
+        if (ON_WORKERS) {
+          kept = { job, token, attempt, stopRenewing, forget, taken: false };
+          const lostAt = since + tookMs + 2 * handlerTimeoutMs;
+          late.set(kept, lostAt);
+          lateDueAt = Math.min(lateDueAt, lostAt);
+        }
+        const finished = outcome.then((result) => {
+          if (kept === undefined) return finishLate(job, token, result);
+          // Taken back already: its request lived on after all, and this end is not counted.
+          if (kept.taken) return undefined;
+          late.delete(kept);
+          return finishLate(job, token, result);
+        });
+        finishing.add(finished);
         const settled = (): void => {
-          finishing.delete(late);
+          finishing.delete(finished);
           forget();
         };
-        late.then(settled, settled);
+        finished.then(settled, settled);
         // The keep-alive (`after()`, `waitUntil`) covers a handed-over event until the queue is done with it.
-        return withBackground(answers.accepted, late.then(backgroundOf));
+        return withBackground(answers.accepted, finished.then(backgroundOf));
       }
       // The done mark or release shares the answer's deadline: a store slow to take it (each call within its own
       // deadline) must not push the answer past the sender's. Cut, it goes on in the background, copies answered 409

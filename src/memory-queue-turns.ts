@@ -14,6 +14,10 @@ export const LOST_WHILE_RUNNING =
 export const LOST_BEFORE_RETRY =
   'the request that kept this event alive (waitUntil) was ended by the platform while the event waited to be retried (past the time Workers allow waitUntil, or cancelled); replay it, and keep the backoff under that time';
 
+/** Said of a job whose request the platform ended while it waited for its ordering key. */
+export const LOST_WAITING_FOR_KEY =
+  'the request that kept this event alive (waitUntil) was ended by the platform while the event waited for its ordering key (past the time Workers allow waitUntil, or cancelled); replay it';
+
 /**
  * Kept jobs waiting on their own request (see `Job.awaitTurn`): their slots are taken. A request the platform ended
  * (Workers cap the time waitUntil keeps a request up) never runs a turn's continuation, nor the timers and I/O of an

@@ -7,7 +7,12 @@ import { createWarnOnce, type Logger } from './logger.js';
 import { drain } from './memory-queue-close.js';
 import { Job, type JobOwner } from './memory-queue-job.js';
 import { type MemoryQueueOptions, resolveMemoryQueueOptions } from './memory-queue-options.js';
-import { GivenTurns, LOST_BEFORE_RETRY, LOST_WHILE_RUNNING } from './memory-queue-turns.js';
+import {
+  GivenTurns,
+  LOST_BEFORE_RETRY,
+  LOST_WAITING_FOR_KEY,
+  LOST_WHILE_RUNNING,
+} from './memory-queue-turns.js';
 import { OrderingWait } from './ordering-wait.js';
 import {
   checkReplayPlatform,
@@ -23,7 +28,7 @@ import {
 } from './queue.js';
 import { ON_WORKERS } from './receiver-fetch.js';
 import { createRetryDelay } from './retry-delay.js';
-import { closeTimeoutProblem } from './timer-limit.js';
+import { closeTimeoutProblem, MAX_TIMER_MS } from './timer-limit.js';
 import { Watchdog } from './watchdog.js';
 
 export type { MemoryQueueOptions } from './memory-queue-options.js';
@@ -67,6 +72,12 @@ class MemoryQueue implements EventQueue {
   // due time, that request is taken for ended; the set is looked through no sooner than the earliest such time.
   readonly #retrying = new Set<Job>();
   #retriesDueAt = Number.POSITIVE_INFINITY;
+  // Jobs of it that run in a request (see `Job.inRequest`) waiting for their ordering key, and when that request is
+  // taken for ended: the key's wake-up and the wait's own timer reach the job only through a continuation of its
+  // request, which never runs once the platform ended it. One more limit past the wait's own bound, it was; the map is
+  // looked through no sooner than the earliest such time.
+  readonly #keyWaits = new Map<Job, number>();
+  #keyWaitsDueAt = Number.POSITIVE_INFINITY;
   // Attempts in progress, and those of them that outlived `startAttempt` (only those can be aborted): handlers
   // that return at once never touch the set.
   #running = 0;
@@ -191,10 +202,11 @@ class MemoryQueue implements EventQueue {
   // An inline run's hand-over goes on as if its last attempt had failed here: the backoff of that attempt (a retry,
   // reported as this queue reports its own), or a dead letter when it was the last. One cut by close() (its handler
   // may still run, ignoring its signal) is not started again beside it: a dead letter of that attempt, as close()
-  // makes of every running attempt it cuts.
+  // makes of every running attempt it cuts. One whose request the platform ended under it (on Workers) is a dead letter
+  // of that attempt too, as an attempt of the queue's own cut so.
   #handedOver(job: Job, failure: unknown): EnqueueResult {
     const made = job.attempt - 1;
-    if (made >= this.#attempts || (failure instanceof WebhookError && failure.code === 'shutting_down')) {
+    if (made >= this.#attempts || MemoryQueue.#notRetried(failure)) {
       job.attempt = made;
       void this.#bury(job, failure);
     } else {
@@ -202,6 +214,13 @@ class MemoryQueue implements EventQueue {
       this.#retryLater(job, this.#delay(made, this.#hooks!.logger));
     }
     return job;
+  }
+
+  static #notRetried(failure: unknown): boolean {
+    return (
+      failure instanceof WebhookError &&
+      (failure.code === 'shutting_down' || failure.message.endsWith(LOST_WHILE_RUNNING))
+    );
   }
 
   // New jobs start on the next turn of the event loop, never inside enqueue: the 202 is written before any
@@ -213,11 +232,15 @@ class MemoryQueue implements EventQueue {
     nextTurn(this.#onTurn);
   }
 
+  // Both take a turn first: on Workers what a request the platform ended left behind is found at the queue's next turn,
+  // and in inline mode no delivery gives it one (only a run handed over does). Asked, the queue answers with it found.
   async counts(): Promise<QueueCounts> {
+    this.#pumpInContext();
     return { depth: this.#size, deadLetters: this.#dead.size };
   }
 
   async deadLetters(query?: DeadLetterQuery): Promise<DeadLetterPage> {
+    this.#pumpInContext();
     return this.#dead.page(query);
   }
 
@@ -304,6 +327,7 @@ class MemoryQueue implements EventQueue {
         this.#head = 0;
         this.#delayed.clear();
         this.#retrying.clear();
+        this.#keyWaits.clear();
         for (const job of left) void this.#bury(job, reason, true);
         return this.#idle;
       },
@@ -320,6 +344,7 @@ class MemoryQueue implements EventQueue {
       if (this.#keptRunning.size > 0) this.#keptRunning.reclaim(this.#lostRunning);
       if (this.#keptRunaways.size > 0) this.#reclaimRunaways();
       if (this.#retrying.size > 0 && performance.now() >= this.#retriesDueAt) this.#reclaimRetries();
+      if (this.#keyWaits.size > 0 && performance.now() >= this.#keyWaitsDueAt) this.#reclaimKeyWaits();
       while (this.#running + this.#runaways < this.#concurrency && this.#head < this.#ready.length) {
         // The event loop's turn: the rest start on the next, after the I/O waiting meanwhile.
         if (++this.#started > STARTS_PER_TURN) {
@@ -389,7 +414,7 @@ class MemoryQueue implements EventQueue {
     const { error } = failure;
     if (error instanceof OrderingWait && !this.#abandoning) {
       job.awaitTurn();
-      this.#wait(job, error.ready);
+      this.#wait(job, error);
       return;
     }
     if (failure.completed !== undefined) job.completed = failure.completed;
@@ -464,6 +489,22 @@ class MemoryQueue implements EventQueue {
     this.#retriesDueAt = next;
   }
 
+  // Jobs whose request is taken for ended while they waited for their ordering key: a dead letter of the attempts made.
+  #reclaimKeyWaits(): void {
+    const now = performance.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const [job, lostAt] of this.#keyWaits) {
+      if (lostAt > now) {
+        next = Math.min(next, lostAt);
+        continue;
+      }
+      this.#keyWaits.delete(job);
+      if (this.#delayed.delete(job))
+        void this.#bury(job, new WebhookError('queue_unavailable', LOST_WAITING_FOR_KEY), true);
+    }
+    this.#keyWaitsDueAt = next;
+  }
+
   // Between two attempts: held in the delayed set (counted, and given up by close()) until `ms` pass.
   #retryLater(job: Job, ms: number): void {
     this.#delayed.add(job);
@@ -483,12 +524,19 @@ class MemoryQueue implements EventQueue {
 
   // The job's ordering key is held by another event: it waits, out of the running slots and as the same attempt,
   // until the key is given up (or its holder's lease passes), then queues again.
-  #wait(job: Job, ready: Promise<void>): void {
+  #wait(job: Job, wait: OrderingWait): void {
     this.#delayed.add(job);
     // Its key may be given up any time: close() waits for it.
     job.dueAt = 0;
-    void ready.then(() => {
+    // `ready` settles by the wait's own bound at the latest (its timer's), in a request that still runs.
+    if (job.inRequest) {
+      const lostAt = performance.now() + Math.min(wait.retryInMs, MAX_TIMER_MS) + this.#owner.timeoutMs;
+      this.#keyWaits.set(job, lostAt);
+      this.#keyWaitsDueAt = Math.min(this.#keyWaitsDueAt, lostAt);
+    }
+    void wait.ready.then(() => {
       if (!this.#delayed.delete(job)) return;
+      if (this.#keyWaits.size > 0) this.#keyWaits.delete(job);
       this.#ready.push(job);
       this.#pumpInContext();
     });
