@@ -72,7 +72,9 @@ export function createOrdering({
   // another instance waits for handlers of an earlier run still running here, and a run that settles late never
   // gives up or holds a later run's lease. A counter after one random prefix (unique across instances) costs a
   // string per run, and no promise.
-  const instance = `${crypto.randomUUID()}:`;
+  // Drawn on the first ordered run, not as the receiver is made: Workers refuse random values in a module's global
+  // scope, where the README's Worker makes its receiver.
+  let instance: string | undefined;
   let runs = 0;
 
   // In-process wake-ups: events waiting for a key this process gives up go at once, not at their next look.
@@ -284,6 +286,7 @@ export function createOrdering({
         // An event whose occurredAt is not a date (the envelope check lets few through) is not ordered.
         if (orderingKey === undefined || mark === undefined) return process(job, attempt);
         runs += 1;
+        instance ??= `${crypto.randomUUID()}:`;
         const runId = instance + runs;
         const earlier = held.get(orderingKey);
         // Another event's run holds the key here, or this event's own run writes its watermark: wait for its wake-up.
