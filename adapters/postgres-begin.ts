@@ -4,11 +4,18 @@ import { withDeadline } from '../src/deadline.js';
 import { WebhookError } from '../src/errors.js';
 import type { Logger } from '../src/logger.js';
 import type { EventTransaction } from '../src/transaction.js';
-import type { BoundPool } from './postgres-pool.js';
+import type { BoundPool, CheckedOut } from './postgres-pool.js';
 import type { StoreStatements } from './postgres-statements.js';
 
 // SQLSTATE lock_not_available: a wait bounded by lock_timeout ran out.
 const LOCK_NOT_AVAILABLE = '55P03';
+
+// SQLSTATEs of a server's timeout on an open transaction (idle_in_transaction_session_timeout; transaction_timeout,
+// Postgres 17), by the setting that ended it.
+const TRANSACTION_TIMEOUTS: Readonly<Record<string, string>> = {
+  '25P03': 'idle_in_transaction_session_timeout',
+  '25P04': 'transaction_timeout',
+};
 
 // A guard, not a wrapper: the handlers' client is the pool's own, its `release` shadowed by this for the checkout
 // (the pool sets a fresh one at the next). The usual `finally { client.release() }` of pg code would otherwise put
@@ -55,10 +62,28 @@ export function createPostgresBegin({
   // rolls the transaction back. Sent before the drop, while the session is surely still the attempt's; a full pool
   // gets room for it from the drop. With no pid (the transaction never opened), the only wait is bounded there; an
   // error the server answered with (a DatabaseError, with its severity) left nothing running.
-  const drop = (finish: (error: Error) => void, pid: number | undefined, error: Error): void => {
+  const drop = (
+    { finish, lost }: Pick<CheckedOut, 'finish' | 'lost'>,
+    pid: number | undefined,
+    error: Error,
+  ): void => {
     if (pid !== undefined && (error as { severity?: unknown }).severity === undefined)
       void run('SELECT pg_cancel_backend($1)', [pid]).catch(() => {});
+    endedByServer(lost());
     finish(error);
+  };
+  // A server whose timeout on open transactions is shorter than a handler's pause in ctx.transaction() (a slow API
+  // call between its queries) ends the transaction under every attempt of such an event, which then fails with pg's
+  // "not queryable" alone, till its attempts run out: said once, with the fix.
+  let timedOut = false;
+  const endedByServer = (lost: Error | undefined): void => {
+    const setting = TRANSACTION_TIMEOUTS[String((lost as { code?: unknown } | undefined)?.code)];
+    if (setting === undefined || timedOut) return;
+    timedOut = true;
+    logger.warn(
+      { err: { message: lost!.message } },
+      `workforce-webhooks: Postgres ended an event's transaction while its handlers ran (${setting}: ${lost!.message}), so such an event fails on every attempt; ctx.transaction() stays open till the handlers end: set ${setting} longer than they take, for the store's role (ALTER ROLE <user> SET ${setting} = '5min'), or do the slow work before ctx.transaction()`,
+    );
   };
   // A handler that ran COMMIT or ROLLBACK itself (pg code ported as it was) ended the transaction: its writes were
   // committed (or undone) apart from the done mark, which a crash in between turns into a second run of them. The
@@ -91,7 +116,8 @@ export function createPostgresBegin({
 
   return async (id, signal) => {
     signal?.throwIfAborted();
-    const { client, finish, ours } = await checkout();
+    const checkedOut = await checkout();
+    const { client, finish, ours } = checkedOut;
     client.release = keptByTheStore;
     // Gives the client, its transaction rolled back, to the pool, and rejects with why begin stopped.
     const giveUp = (): never => {
@@ -126,7 +152,7 @@ export function createPostgresBegin({
       }
     } catch (error) {
       // Unknown state (a deadline passed, the connection broke): the client is dropped. No-op after giveUp.
-      if (ours()) drop(finish, session?.pid, error as Error);
+      if (ours()) drop(checkedOut, session?.pid, error as Error);
       throw explain(error);
     }
     const { pid } = session;
@@ -142,7 +168,7 @@ export function createPostgresBegin({
           return rowCount === 1;
         } catch (error) {
           // Unknown outcome: the connection is dropped; a later attempt finds the mark if the commit made it.
-          drop(finish, pid, error as Error);
+          drop(checkedOut, pid, error as Error);
           throw error;
         }
       },
@@ -150,12 +176,12 @@ export function createPostgresBegin({
         if (!ours()) return;
         // Dropping the connection rolls the transaction back on the server, and stray writes of a handler that
         // outlived its attempt fail instead of running outside it.
-        if (abandon) return drop(finish, pid, new Error('workforce-webhooks: attempt abandoned'));
+        if (abandon) return drop(checkedOut, pid, new Error('workforce-webhooks: attempt abandoned'));
         try {
           await inTime(client.query('ROLLBACK'));
           finish();
         } catch (error) {
-          drop(finish, pid, error as Error);
+          drop(checkedOut, pid, error as Error);
         }
       },
     };

@@ -6,9 +6,51 @@ import { ConfigurationError } from '../src/errors.js';
 const INVALID_SCHEMA = '3F000';
 // SQLSTATE undefined_table: a statement of the store named a table that is not there.
 const UNDEFINED_TABLE = '42P01';
+// SQLSTATE read_only_sql_transaction: a write on a server that takes none (a replica, default_transaction_read_only).
+const READ_ONLY = '25006';
+// The server's words for an unqualified CREATE TABLE on a session whose search_path lists no schema that exists, with
+// the SQLSTATE of a missing schema.
+const NO_SCHEMA_SELECTED = 'no schema has been selected to create in';
 
 // What is wrong and how to put it right: said as `<what> (<the server's words>): <how>`.
 type Fix = readonly [what: string, how: string];
+
+// What the store's table, its schema or the server it is on lacks, by SQLSTATE (and the server's words), with the fix:
+// wrong on every call until someone puts it right, so said as a setup error.
+const SETUP_FIXES: readonly (readonly [(error: { code?: unknown; message: string }) => boolean, Fix])[] = [
+  [
+    ({ code }) => code === UNDEFINED_TABLE,
+    [
+      "the Postgres store's table is missing",
+      "run `await store.migrate()` on start, or `npx workforce-webhooks migrate --postgres $DATABASE_URL` once; made already in a schema the connection's search_path does not list? name it in `table` (`public.workforce_webhook_events`)",
+    ],
+  ],
+  [
+    // An unqualified table on a session whose search_path lists no schema that exists (a role's or a pooler's
+    // setting): no schema to create in, and none to find the table in either.
+    ({ code, message }) => code === INVALID_SCHEMA && message === NO_SCHEMA_SELECTED,
+    [
+      "the connection's search_path names no schema that exists",
+      "set it to the table's schema (ALTER ROLE <user> SET search_path = public), or name the schema in `table` (`public.workforce_webhook_events`), then migrate again",
+    ],
+  ],
+  [
+    ({ code }) => code === INVALID_SCHEMA,
+    [
+      "the schema of the Postgres store's table does not exist",
+      'create it (CREATE SCHEMA <name>, as its owner) or give `table` a schema that exists, then migrate again',
+    ],
+  ],
+  [
+    // A replica's URL given as the store's, or default_transaction_read_only set for the role or database: every
+    // claim is a write, so every delivery would be refused as though Postgres were down.
+    ({ code }) => code === READ_ONLY,
+    [
+      'Postgres refuses writes here, a read-only server',
+      'point the pool at the primary (after a failover, the new one), not a replica, and check that default_transaction_read_only is off for its role and database',
+    ],
+  ],
+];
 
 // Why the pool cannot log in to Postgres, by SQLSTATE or by pg's own words, with the fix: wrong however long the
 // app waits, so said as a setup error. pg's messages name the user, database or host, never a password.
@@ -106,8 +148,8 @@ const unanswered = ({ code, message }: { code?: unknown; message: string }): boo
 
 /**
  * The error a store statement failed with, or, when the store is set up wrong (its table missing: `migrate()` never
- * ran on this database or schema; its table's schema missing; a login Postgres refuses; an address where no Postgres ever answered, refusing or
- * silent, unless `reached`), a `ConfigurationError` that says so with the fix, the server's error as its `cause`.
+ * ran on this database or schema, or search_path hides it; its table's schema missing; a read-only server; a login
+ * Postgres refuses; an address where no Postgres ever answered, refusing or silent, unless `reached`), a `ConfigurationError` that says so with the fix, the server's error as its `cause`.
  * @example
  * const rows = await pool.query(text, values).then((result) => result.rows, (error) => { throw explained(error); });
  */
@@ -115,24 +157,14 @@ export function explained(error: unknown, reached = true): unknown {
   if (!(error instanceof Error)) return error;
   const { code } = error as { code?: unknown };
   const fix: Fix | undefined =
-    code === UNDEFINED_TABLE
-      ? [
-          "the Postgres store's table is missing",
-          'run `await store.migrate()` on start, or `npx workforce-webhooks migrate --postgres $DATABASE_URL` once',
-        ]
-      : code === INVALID_SCHEMA
-        ? [
-            "the schema of the Postgres store's table does not exist",
-            'create it (CREATE SCHEMA <name>, as its owner) or give `table` a schema that exists, then migrate again',
-          ]
-        : (LOGIN_FIXES.find(([matches]) => matches(error))?.[1] ??
-          (reached
-            ? undefined
-            : unanswered(error)
-              ? SILENT_ADDRESS
-              : typeof code === 'string'
-                ? ADDRESS_FIXES[code]
-                : undefined));
+    [...SETUP_FIXES, ...LOGIN_FIXES].find(([matches]) => matches(error))?.[1] ??
+    (reached
+      ? undefined
+      : unanswered(error)
+        ? SILENT_ADDRESS
+        : typeof code === 'string'
+          ? ADDRESS_FIXES[code]
+          : undefined);
   if (fix === undefined) return error;
   const [what, how] = fix;
   // The store's own deadline speaks with the package's name already: said once in the line, and first when it is

@@ -56,6 +56,7 @@ export function orderingStatements(
   readonly leave: string;
   readonly watermark: string;
   readonly renew: string;
+  readonly retract: string;
   readonly cleanup: string;
 } {
   const ms = msFromNow;
@@ -139,6 +140,12 @@ export function orderingStatements(
     // kept, as for `enter`); never a hold (no run), a free key or another run's lease.
     renew: `UPDATE ${t} SET lease_until = ${ms('$3')} FROM ${bounded}
       WHERE record_key = $1 AND owner = $2 AND run = ${runOf('$2', '$4')} AND ${kept('lease_until')} RETURNING 1`,
+    // The owner's lease given up, as `leave` without a mark, when its run ($3) has it: an entry whose answer never came.
+    // A row another transaction holds is skipped, not waited for (tried again later): nothing waits on the server.
+    retract: `UPDATE ${t} SET owner = NULL, run = NULL WHERE record_key IN (
+        SELECT record_key FROM ${t} WHERE record_key = $1 AND owner = $2 AND run = ${runOf('$2', '$3')}
+        FOR UPDATE SKIP LOCKED
+      )`,
     // A row is gone once its watermark ended and its owner left, or never came back for LAPSED_KEPT_MS past its
     // lease or hold: until then a failing event's retry keeps `since`, the start of its maxWaitMs bound.
     cleanup: `DELETE FROM ${t} WHERE record_key IN (
@@ -150,26 +157,72 @@ export function orderingStatements(
   };
 }
 
+// How many unanswered entries are left at once (see `unanswered`).
+const LEFT_MAX = 1000;
+
 /**
- * The ordering half of `createPostgresStore`, on its deadline-bound `query`.
+ * The ordering half of `createPostgresStore`, on its deadline-bound `query`; `retryMs` (its deadline) paces the
+ * leaving of entries whose answer never came, till `closed()`.
  * @example
  * const sql = orderingStatements('"workforce_webhook_events_ordering"', 2000);
- * const ordering = createPostgresOrdering({ query, sql });
+ * const ordering = createPostgresOrdering({ query, sql, retryMs: 2000, closed: () => false });
  */
 export function createPostgresOrdering({
   query,
   sql,
+  retryMs,
+  closed,
 }: {
   readonly query: <R extends QueryResultRow>(text: string, values: unknown[]) => Promise<R[]>;
   readonly sql: ReturnType<typeof orderingStatements>;
+  readonly retryMs: number;
+  readonly closed: () => boolean;
 }): OrderingStore {
   const ms = (value: number): number => Math.max(1, Math.ceil(value));
+  // An entry whose answer never came (its deadline passed, its connection broke) may still land once a server that
+  // stopped answering (paused, behind a partition) answers again: the key leased to a run that will never run, no
+  // other event of the record could enter till that lease lapsed. Its run (never used again: the attempt failed) gives
+  // the key up, each `retryMs` while the server does not answer, then once more (an entry still on its way
+  // when the first leave landed); never past the lease.
+  let leaving = 0;
+  const unanswered = (key: string, owner: string, run: string, leaseMs: number, error: unknown): void => {
+    // An error the server answered with (a DatabaseError, with its severity) left no entry behind.
+    const { severity, cause } = (error ?? {}) as { severity?: unknown; cause?: { severity?: unknown } };
+    if (severity !== undefined || cause?.severity !== undefined || leaving >= LEFT_MAX) return;
+    leaving++;
+    const until = Date.now() + leaseMs;
+    let answered = false;
+    const later = (): void => {
+      if (closed() || Date.now() >= until) {
+        leaving--;
+        return;
+      }
+      setTimeout(leave, retryMs).unref?.();
+    };
+    const leave = (): void => {
+      query(sql.retract, [recordKey(key), owner, run]).then(() => {
+        if (answered) return void leaving--;
+        answered = true;
+        later();
+      }, later);
+    };
+    later();
+  };
   return {
     async enter(key, owner, leaseMs, run) {
-      const [row] = await query<{ entered: boolean; watermark: string | null; retry_ms: string | null }>(
-        sql.enter,
-        [recordKey(key), owner, ms(leaseMs), run ?? null],
-      );
+      let row: { entered: boolean; watermark: string | null; retry_ms: string | null } | undefined;
+      try {
+        [row] = await query<NonNullable<typeof row>>(sql.enter, [
+          recordKey(key),
+          owner,
+          ms(leaseMs),
+          run ?? null,
+        ]);
+      } catch (error) {
+        // Without a run, a leave would give up whatever run of the owner has the key.
+        if (run !== undefined) unanswered(key, owner, run, leaseMs, error);
+        throw error;
+      }
       if (row?.entered) return { status: 'entered', watermark: row.watermark ?? undefined };
       return { status: 'busy', retryInMs: Math.max(1, Number(row?.retry_ms ?? 1)) };
     },

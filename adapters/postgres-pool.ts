@@ -12,6 +12,8 @@ export interface CheckedOut {
   /** Gives the client back, once; with an error it is dropped, which rolls back what it left open on the server. */
   readonly finish: (error?: Error) => void;
   readonly ours: () => boolean;
+  /** The error the server closed the client's connection with while no query of it ran (its FATAL), if it did. */
+  readonly lost: () => Error | undefined;
 }
 
 /** The calls `createBoundPool` makes, each failing with `store_unavailable` past its deadline. */
@@ -97,8 +99,12 @@ export function createBoundPool({
     reached = true;
     held++;
     // A checked-out client's lost connection is emitted on the client, not the pool: with no listener it would
-    // crash the process. Its next query rejects with the same error, which fails the call.
-    const lost = (): void => {};
+    // crash the process. Its next query fails the call, with pg's "not queryable" only: the server's words (an
+    // idle_in_transaction_session_timeout that ended it) are kept for the caller to say.
+    let lostWith: Error | undefined;
+    const lost = (error: Error): void => {
+      lostWith ??= error;
+    };
     client.on('error', lost);
     // The pool's release for this checkout, kept aside: what a caller does to `client.release` meanwhile (a
     // handler's transaction client has it guarded) cannot change how the client goes back.
@@ -111,7 +117,7 @@ export function createBoundPool({
       client.off('error', lost);
       release.call(client, error);
     };
-    return { client, finish, ours: () => open };
+    return { client, finish, ours: () => open, lost: () => lostWith };
   };
 
   return { inTime, run, query, checkout, explain };

@@ -15,6 +15,7 @@ export interface StoreStatements {
   readonly renew: string;
   readonly complete: string;
   readonly release: string;
+  readonly retract: string;
   readonly lock: string;
   readonly committed: string;
   readonly commit: string;
@@ -40,11 +41,10 @@ export function storeStatements(
   return {
     migrate: [
       // A read-only server (a replica, a primary during failover) is said at start: the tables may all be there, so no
-      // DDL would fail, yet every claim will.
+      // DDL would fail, yet every claim will. Its SQLSTATE is a claim's there, which `explained` says with the fix.
       `DO $$ BEGIN
         IF current_setting('transaction_read_only') = 'on' THEN
-          RAISE EXCEPTION 'the server is read-only (transaction_read_only = on): the Postgres store writes every claim; point the pool at the primary'
-            USING ERRCODE = 'read_only_sql_transaction';
+          RAISE EXCEPTION 'transaction_read_only = on' USING ERRCODE = 'read_only_sql_transaction';
         END IF;
       END $$`,
       // A claim holds its owner's token until done (token NULL). `committed`: a handler transaction carried the done mark.
@@ -98,6 +98,13 @@ export function storeStatements(
     // the subquery runs before the row is locked (a volatile output keeps the planner from inlining it away).
     release: `DELETE FROM ${t} USING (SELECT ${bound}) AS bound
       WHERE id = $1 AND token = $2 AND expires_at >= now() AND NOT committed RETURNING 1`,
+    // `release` of many claims at once ($1 ids, $2 their tokens): claims whose answer never came, that may have landed.
+    // A row another transaction holds is skipped, not waited for (tried again later): nothing waits on the server.
+    retract: `DELETE FROM ${t} WHERE id IN (
+        SELECT e.id FROM ${t} AS e JOIN unnest($1::text[], $2::text[]) AS c(id, token)
+          ON e.id = c.id AND e.token = c.token
+        WHERE NOT e.committed FOR UPDATE OF e SKIP LOCKED
+      )`,
     // One round trip: the transaction, and a bound on the server for the wait for the event's lock, which the
     // session's statement_timeout does not cut short (a shorter one would fail the wait instead of letting the
     // attempt wait again). The session's two settings are read first (a function in FROM runs before the target

@@ -80,6 +80,8 @@ const LOCK_TIMEOUT_MAX = 2 ** 31 - 1;
 // SQLSTATE serialization_failure, and how many times a claim that met it is run in all.
 const SERIALIZATION_FAILURE = '40001';
 const CLAIM_TRIES = 3;
+// How many unanswered claims are kept to give up once the server answers (see `unanswered`).
+const RETRACTED_MAX = 10_000;
 // The stores' own `error` listeners: a pool that two stores share has no listener of the app's for all that.
 const storeListeners = new WeakSet<object>();
 
@@ -144,6 +146,44 @@ export function createPostgresStore({
       "workforce-webhooks: Postgres dropped an idle connection of the pool, which has no 'error' listener of its own: the store kept it from ending the process; give the pool one (pool.on('error', ...)) to hear of it yourself",
     );
   };
+  // A claim whose answer never came (its deadline passed, its connection broke) may still land: a statement sent to a
+  // server that stopped answering (paused, behind a partition) runs once it answers again, and its token is nobody's,
+  // so every delivery of the event would be answered in_progress till that lease lapsed. Such claims are given up,
+  // all in one statement, each deadline while the server does not answer, then once more (a claim still on its way
+  // when the first landed); kept no longer than their lease, and at most RETRACTED_MAX of them.
+  let closed = false;
+  const retracting = new Map<string, { readonly id: string; readonly until: number; answered: boolean }>();
+  let retractTimer: ReturnType<typeof setTimeout> | undefined;
+  const retract = (): void => {
+    retractTimer = undefined;
+    const now = Date.now();
+    for (const [token, claim] of retracting) if (claim.until < now) retracting.delete(token);
+    if (retracting.size === 0) return;
+    const tokens = [...retracting.keys()];
+    const ids = tokens.map((token) => retracting.get(token)!.id);
+    query(sql.retract, [ids, tokens]).then(() => {
+      for (const token of tokens) {
+        const claim = retracting.get(token);
+        if (claim?.answered) retracting.delete(token);
+        else if (claim !== undefined) claim.answered = true;
+      }
+      retractLater();
+    }, retractLater);
+  };
+  const retractLater = (): void => {
+    if (retractTimer !== undefined || retracting.size === 0) return;
+    retractTimer = setTimeout(retract, timeoutMs);
+    retractTimer.unref?.();
+  };
+  const unanswered = (id: string, token: string, lasting: number, error: unknown): void => {
+    // An error the server answered with (a DatabaseError, with its severity, maybe the cause of one explained with
+    // its fix) left no claim behind.
+    const { severity, cause } = (error ?? {}) as { severity?: unknown; cause?: { severity?: unknown } };
+    if (severity !== undefined || cause?.severity !== undefined) return;
+    if (retracting.size >= RETRACTED_MAX) return;
+    retracting.set(token, { id, until: Date.now() + lasting, answered: false });
+    retractLater();
+  };
   // A pool-like object that is no EventEmitter has no `error` to hear.
   const listens = typeof pool.on === 'function' && typeof pool.off === 'function';
   if (listens) {
@@ -164,6 +204,10 @@ export function createPostgresStore({
     begin: createPostgresBegin({ pool: bound, sql, timeoutMs, doneTtlMs, logger }),
     close() {
       close();
+      closed = true;
+      clearTimeout(retractTimer);
+      retractTimer = undefined;
+      retracting.clear();
       if (listens) pool.off('error', dropped);
     },
     async claim(id, lease, orderingKey) {
@@ -182,8 +226,10 @@ export function createPostgresStore({
           [row] = await query<NonNullable<typeof row>>(text, values);
           break;
         } catch (error) {
-          if (tries === CLAIM_TRIES || (error as { code?: unknown })?.code !== SERIALIZATION_FAILURE)
+          if (tries === CLAIM_TRIES || (error as { code?: unknown })?.code !== SERIALIZATION_FAILURE) {
+            unanswered(id, token, lasting, error);
             throw error;
+          }
         }
       }
       if (row?.claimed) {
@@ -199,7 +245,7 @@ export function createPostgresStore({
     renew: (id, token, lease) => changes(sql.renew, [id, token, ms(lease, leaseMs)]),
     complete: (id, token, ttl) => changes(sql.complete, [id, token, ms(ttl, doneTtlMs)]),
     release: (id, token) => changes(sql.release, [id, token]),
-    ordering: createPostgresOrdering({ query, sql: orderingSql }),
+    ordering: createPostgresOrdering({ query, sql: orderingSql, retryMs: timeoutMs, closed: () => closed }),
   };
 
   function changes(text: string, values: unknown[]): Promise<boolean> {
