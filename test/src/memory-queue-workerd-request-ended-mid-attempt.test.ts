@@ -1,9 +1,8 @@
 // The memory queue on Cloudflare's workerd when the platform ends a request while the handlers of its event run: the
 // event becomes a dead letter (`queue_unavailable`) and its slot is freed, rather than held by an attempt that never ends.
-import { Miniflare } from 'miniflare';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { createSignedDelivery, sampleEventData } from 'workforce-webhooks/testing';
-import { bundleForWorkerd } from '../support/workerd-bundle.js';
+import { describe, expect, it } from 'vitest';
+import { sampleEventData } from 'workforce-webhooks/testing';
+import { startTestWorker } from '../support/workerd-worker.js';
 
 const secret = 'whsec_memory_queue_workerd_request_ended_mid_attempt';
 
@@ -42,10 +41,6 @@ export default {
 };
 `;
 
-async function workerScript(): Promise<string> {
-  return bundleForWorkerd(WORKER);
-}
-
 interface State {
   started: string[];
   finished: string[];
@@ -55,41 +50,16 @@ interface State {
 
 describe('the memory queue on workerd, a request ended while its event ran', () => {
   it('makes that event a dead letter and frees its slot for the next', { timeout: 180_000 }, async () => {
-    const mf = new Miniflare({
-      modules: true,
-      script: await workerScript(),
-      compatibilityDate: '2026-04-01',
-    });
-    onTestFinished(() => mf.dispose());
-    await mf.ready;
-    const send = async (data: Record<string, unknown>, unkept: boolean): Promise<string> => {
-      const delivery = await createSignedDelivery({
-        secret,
-        type: 'leave.approved',
-        data: { ...sampleEventData('leave.approved'), ...data },
-      });
-      const response = await mf.dispatchFetch('http://worker/webhooks/workforce', {
-        method: 'POST',
-        headers: unkept ? { ...delivery.headers, 'x-unkept': '1' } : delivery.headers,
-        body: delivery.body,
-      });
-      expect(response.status).toBe(202);
-      await response.arrayBuffer();
-      return delivery.event.id;
-    };
+    const worker = await startTestWorker<State>(WORKER, secret);
     // The first holds the slot in a request that ends under its handler; the second waits for the slot in a request
     // kept up by waitUntil.
-    const cut = await send({ slow: true }, true);
-    const next = await send({}, false);
-    const read = async (): Promise<State> =>
-      (await (await mf.dispatchFetch('http://worker/state')).json()) as State;
-    let state = await read();
+    const cut = await worker.deliver('leave.approved', {
+      unkept: true,
+      data: { ...sampleEventData('leave.approved'), slow: true },
+    });
+    const next = await worker.deliver('leave.approved');
     // A wide bound on a hang: the slot is taken back two attempt limits (4 s) after the cut attempt started.
-    const deadline = Date.now() + 60_000;
-    while (state.settled < 1 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50));
-      state = await read();
-    }
+    const state = await worker.until((each) => each.settled >= 1, 60_000);
     expect(state).toEqual({
       started: [cut, next],
       finished: [next],

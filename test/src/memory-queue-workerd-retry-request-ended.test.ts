@@ -1,10 +1,8 @@
 // The memory queue on Cloudflare's workerd when the platform ends a request while its event waits out the backoff
 // before a retry: the event becomes a dead letter (`queue_unavailable`) rather than waiting for good on a timer that
 // died with that request.
-import { Miniflare } from 'miniflare';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { createSignedDelivery } from 'workforce-webhooks/testing';
-import { bundleForWorkerd } from '../support/workerd-bundle.js';
+import { describe, expect, it } from 'vitest';
+import { startTestWorker } from '../support/workerd-worker.js';
 
 const secret = 'whsec_memory_queue_workerd_retry_request_ended';
 
@@ -52,37 +50,12 @@ interface State {
 
 describe('the memory queue on workerd, a request ended while its event waited to be retried', () => {
   it('makes that event a dead letter once the queue next takes a turn', { timeout: 180_000 }, async () => {
-    const mf = new Miniflare({
-      modules: true,
-      script: await bundleForWorkerd(WORKER),
-      compatibilityDate: '2026-04-01',
-    });
-    onTestFinished(() => mf.dispose());
-    await mf.ready;
-    const send = async (type: 'leave.approved' | 'employee.created', unkept: boolean): Promise<string> => {
-      const delivery = await createSignedDelivery({ secret, type });
-      const response = await mf.dispatchFetch('http://worker/webhooks/workforce', {
-        method: 'POST',
-        headers: unkept ? { ...delivery.headers, 'x-unkept': '1' } : delivery.headers,
-        body: delivery.body,
-      });
-      expect(response.status).toBe(202);
-      await response.arrayBuffer();
-      return delivery.event.id;
-    };
-    const lost = await send('leave.approved', true);
+    const worker = await startTestWorker<State>(WORKER, secret);
+    const lost = await worker.deliver('leave.approved', { unkept: true });
     // Past its retry's due time and one more limit: its request is taken for ended at the next delivery's turn.
     await new Promise((r) => setTimeout(r, 3000));
-    const next = await send('employee.created', false);
-    const read = async (): Promise<State> =>
-      (await (await mf.dispatchFetch('http://worker/state')).json()) as State;
-    let state = await read();
-    // A wide bound on a hang.
-    const deadline = Date.now() + 20_000;
-    while ((state.settled < 1 || state.letters.length < 1) && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50));
-      state = await read();
-    }
+    const next = await worker.deliver('employee.created');
+    const state = await worker.until((each) => each.settled >= 1 && each.letters.length >= 1);
     expect(state).toEqual({
       finished: [next],
       settled: 1,

@@ -1,9 +1,7 @@
 // The memory queue on Cloudflare's workerd when the platform ends a request after its event's attempt was cut short
 // but before the handler that ignores its signal settled: the slot that handler held is freed, not held for good.
-import { Miniflare } from 'miniflare';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { createSignedDelivery, sampleEventData } from 'workforce-webhooks/testing';
-import { bundleForWorkerd } from '../support/workerd-bundle.js';
+import { describe, expect, it } from 'vitest';
+import { startTestWorker } from '../support/workerd-worker.js';
 
 const secret = 'whsec_memory_queue_workerd_runaway_request_ended';
 
@@ -66,37 +64,13 @@ interface State {
 
 describe('the memory queue on workerd, a request ended while a handler ran on past its cut attempt', () => {
   it('frees the slot that handler held for the next event', { timeout: 180_000 }, async () => {
-    const mf = new Miniflare({
-      modules: true,
-      script: await bundleForWorkerd(WORKER),
-      compatibilityDate: '2026-04-01',
-    });
-    onTestFinished(() => mf.dispose());
-    await mf.ready;
-    const send = async (type: 'employee.created' | 'leave.approved', unkept: boolean): Promise<string> => {
-      const delivery = await createSignedDelivery({ secret, type, data: sampleEventData(type) });
-      const response = await mf.dispatchFetch('http://worker/webhooks/workforce', {
-        method: 'POST',
-        headers: unkept ? { ...delivery.headers, 'x-unkept': '1' } : delivery.headers,
-        body: delivery.body,
-      });
-      expect(response.status).toBe(202);
-      await response.arrayBuffer();
-      return delivery.event.id;
-    };
+    const worker = await startTestWorker<State>(WORKER, secret);
     // The first is cut at its limit while its request lives, and its request ends while its handler runs on; the
     // second waits for the slot in a request kept up by waitUntil.
-    const cut = await send('employee.created', true);
-    const next = await send('leave.approved', false);
-    const read = async (): Promise<State> =>
-      (await (await mf.dispatchFetch('http://worker/state')).json()) as State;
-    let state = await read();
+    const cut = await worker.deliver('employee.created', { unkept: true });
+    const next = await worker.deliver('leave.approved');
     // A wide bound on a hang: the slot is taken back two attempt limits (2 s) after the attempt was cut.
-    const deadline = Date.now() + 60_000;
-    while (state.settled < 1 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50));
-      state = await read();
-    }
+    const state = await worker.until((each) => each.settled >= 1, 60_000);
     expect({ ...state, warnings: state.warnings.filter((line) => line.includes('ctx.signal')) }).toEqual({
       started: [cut, next],
       finished: [next],

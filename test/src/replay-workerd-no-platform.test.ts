@@ -1,9 +1,7 @@
 // Replays on Cloudflare's workerd called without the request's platform: said once, with the fix (`{ platform: ctx }`),
 // however many replays follow and in whichever form; a replay given it runs to its end, kept up by its waitUntil.
-import { Miniflare } from 'miniflare';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { createSignedDelivery } from 'workforce-webhooks/testing';
-import { bundleForWorkerd } from '../support/workerd-bundle.js';
+import { describe, expect, it } from 'vitest';
+import { startTestWorker } from '../support/workerd-worker.js';
 
 const secret = 'whsec_replay_workerd_no_platform';
 
@@ -81,38 +79,12 @@ interface State {
 
 describe('replays on workerd called without the platform of their request', () => {
   it('say so once with the fix, and a replay given it runs to its end', { timeout: 180_000 }, async () => {
-    const mf = new Miniflare({
-      modules: true,
-      script: await bundleForWorkerd(WORKER),
-      compatibilityDate: '2026-04-01',
-    });
-    onTestFinished(() => mf.dispose());
-    await mf.ready;
-    const read = async (): Promise<State> =>
-      (await (await mf.dispatchFetch('http://worker/state')).json()) as State;
-    const until = async (done: (state: State) => boolean): Promise<State> => {
-      let state = await read();
-      // A wide bound on a hang: each handler takes 20 ms.
-      const deadline = Date.now() + 60_000;
-      while (!done(state) && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 50));
-        state = await read();
-      }
-      return state;
-    };
-    const deliveries = await Promise.all(
-      Array.from({ length: 4 }, () => createSignedDelivery({ secret, type: 'leave.approved' })),
-    );
-    for (const delivery of deliveries) {
-      const response = await mf.dispatchFetch('http://worker/webhooks/workforce', {
-        method: 'POST',
-        headers: delivery.headers,
-        body: delivery.body,
-      });
-      expect(response.status).toBe(202);
-      await response.arrayBuffer();
-    }
-    const [byId, byLetter, inBulk, kept] = deliveries.map((delivery) => delivery.event.id);
+    const { mf, deliver, until: poll } = await startTestWorker<State>(WORKER, secret);
+    // A wide bound on a hang: each handler takes 20 ms.
+    const until = (done: (state: State) => boolean): Promise<State> => poll(done, 60_000);
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push(await deliver('leave.approved'));
+    const [byId, byLetter, inBulk, kept] = ids;
     const failed = await until((state) => state.letters.length === 4 && state.settled === 4);
     expect(failed.letters.length).toBe(4);
     const call = async (path: string): Promise<unknown> =>

@@ -1,10 +1,8 @@
 // A replay on Cloudflare's workerd called without the request's platform, whose request ends while the replayed
 // event's handler runs: the event is a dead letter again (`queue_unavailable`) and its slot is freed, rather than held
 // for good by an attempt whose timers died with that request.
-import { Miniflare } from 'miniflare';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { createSignedDelivery } from 'workforce-webhooks/testing';
-import { bundleForWorkerd } from '../support/workerd-bundle.js';
+import { describe, expect, it } from 'vitest';
+import { startTestWorker } from '../support/workerd-worker.js';
 
 const secret = 'whsec_replay_workerd_unkept_request_ended';
 
@@ -60,41 +58,14 @@ describe('a replay on workerd without the platform, its request ended while its 
   it('makes the event a dead letter again and frees its slot for the next', {
     timeout: 180_000,
   }, async () => {
-    const mf = new Miniflare({
-      modules: true,
-      script: await bundleForWorkerd(WORKER),
-      compatibilityDate: '2026-04-01',
-    });
-    onTestFinished(() => mf.dispose());
-    await mf.ready;
-    const read = async (): Promise<State> =>
-      (await (await mf.dispatchFetch('http://worker/state')).json()) as State;
-    const until = async (done: (state: State) => boolean): Promise<State> => {
-      let state = await read();
-      // A wide bound on a hang: the slot is taken back two attempt limits (2 s) after the replayed attempt started.
-      const deadline = Date.now() + 60_000;
-      while (!done(state) && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 50));
-        state = await read();
-      }
-      return state;
-    };
-    const send = async (): Promise<string> => {
-      const delivery = await createSignedDelivery({ secret, type: 'leave.approved' });
-      const response = await mf.dispatchFetch('http://worker/webhooks/workforce', {
-        method: 'POST',
-        headers: delivery.headers,
-        body: delivery.body,
-      });
-      expect(response.status).toBe(202);
-      await response.arrayBuffer();
-      return delivery.event.id;
-    };
-    const id = await send();
+    const { mf, deliver, until: poll } = await startTestWorker<State>(WORKER, secret);
+    // A wide bound on a hang: the slot is taken back two attempt limits (2 s) after the replayed attempt started.
+    const until = (done: (state: State) => boolean): Promise<State> => poll(done, 60_000);
+    const id = await deliver('leave.approved');
     expect(await until((state) => state.settled === 1)).toMatchObject({ reported: [`${id} failed`] });
     const answer = await mf.dispatchFetch(`http://worker/replay?id=${id}`);
     expect(await answer.json()).toEqual({ replayed: true });
-    const next = await send();
+    const next = await deliver('leave.approved');
     const { started, finished, settled, reported } = await until((each) => each.settled === 2);
     expect({ started, finished, settled, reported }).toEqual({
       started: [id, id, next],

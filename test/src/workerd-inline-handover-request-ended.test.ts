@@ -2,10 +2,8 @@
 // its retry, kept up by the delivery's waitUntil; when the platform ends that request, before the retry or while the
 // run's handlers still ran, the event still ends, a dead letter (`queue_unavailable`), never waiting for good on timers
 // that died with the request.
-import { Miniflare } from 'miniflare';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { createSignedDelivery } from 'workforce-webhooks/testing';
-import { bundleForWorkerd } from '../support/workerd-bundle.js';
+import { describe, expect, it } from 'vitest';
+import { startTestWorker } from '../support/workerd-worker.js';
 
 const secret = 'whsec_workerd_inline_handover_request_ended';
 
@@ -68,52 +66,24 @@ interface State {
   deadLetters: string[];
 }
 
-/** The Worker on workerd, and a delivery of `type` to it (`unkept`: in a request that ends soon after its answer). */
+/**
+ * The Worker on workerd, and its state once `settled` promises handed to waitUntil settled and `letters` dead letters
+ * were made (or when a wide bound on a hang passed).
+ */
 async function start() {
-  const mf = new Miniflare({
-    modules: true,
-    script: await bundleForWorkerd(WORKER),
-    compatibilityDate: '2026-04-01',
-  });
-  onTestFinished(() => mf.dispose());
-  await mf.ready;
-  const send = async (
-    type: 'leave.approved' | 'leave.cancelled' | 'employee.created',
-    unkept: boolean,
-  ): Promise<{ id: string; status: number }> => {
-    const delivery = await createSignedDelivery({ secret, type });
-    const response = await mf.dispatchFetch('http://worker/webhooks/workforce', {
-      method: 'POST',
-      headers: unkept ? { ...delivery.headers, 'x-unkept': '1' } : delivery.headers,
-      body: delivery.body,
-    });
-    await response.arrayBuffer();
-    return { id: delivery.event.id, status: response.status };
-  };
-  // The state once `settled` promises handed to waitUntil settled and `letters` dead letters were made, or when a
-  // wide bound on a hang passed.
-  const until = async (settled: number, letters: number): Promise<State> => {
-    const read = async (): Promise<State> =>
-      (await (await mf.dispatchFetch('http://worker/state')).json()) as State;
-    let state = await read();
-    const deadline = Date.now() + 20_000;
-    while ((state.settled < settled || state.letters.length < letters) && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50));
-      state = await read();
-    }
-    return state;
-  };
-  return { send, until };
+  const worker = await startTestWorker<State>(WORKER, secret);
+  const until = (settled: number, letters: number): Promise<State> =>
+    worker.until((state) => state.settled >= settled && state.letters.length >= letters);
+  return { send: worker.deliver, until };
 }
 
 describe('inline mode on workerd, a run handed over to the memory queue', () => {
   it("retries in the delivery's request, kept up by its waitUntil", { timeout: 180_000 }, async () => {
     const { send, until } = await start();
-    const leave = await send('leave.approved', false);
-    expect(leave.status).toBe(202);
+    const leave = await send('leave.approved');
     expect(await until(1, 0)).toEqual({
-      started: [leave.id, leave.id],
-      finished: [leave.id],
+      started: [leave, leave],
+      finished: [leave],
       settled: 1,
       letters: [],
       deadLetters: [],
@@ -124,19 +94,17 @@ describe('inline mode on workerd, a run handed over to the memory queue', () => 
     timeout: 180_000,
   }, async () => {
     const { send, until } = await start();
-    const lost = await send('leave.approved', true);
-    expect(lost.status).toBe(202);
+    const lost = await send('leave.approved', { unkept: true });
     // Past the retry's due time and one more limit. Inline deliveries meanwhile never give the queue a turn.
     await new Promise((r) => setTimeout(r, 3000));
-    const next = await send('employee.created', false);
-    expect(next.status).toBe(200);
+    const next = await send('employee.created', { status: 200 });
     expect(await until(0, 1)).toEqual({
-      started: [lost.id],
-      finished: [next.id],
+      started: [lost],
+      finished: [next],
       settled: 0,
       // One attempt made: the letter says it waited for its second.
-      letters: [`${lost.id} queue_unavailable 1`],
-      deadLetters: [`${lost.id} queue_unavailable`],
+      letters: [`${lost} queue_unavailable 1`],
+      deadLetters: [`${lost} queue_unavailable`],
     });
   });
 
@@ -144,18 +112,16 @@ describe('inline mode on workerd, a run handed over to the memory queue', () => 
     timeout: 180_000,
   }, async () => {
     const { send, until } = await start();
-    const lost = await send('leave.cancelled', true);
-    expect(lost.status).toBe(202);
+    const lost = await send('leave.cancelled', { unkept: true });
     // Past the run's limit and one more.
     await new Promise((r) => setTimeout(r, 3000));
-    const next = await send('employee.created', false);
-    expect(next.status).toBe(200);
+    const next = await send('employee.created', { status: 200 });
     expect(await until(0, 1)).toEqual({
-      started: [lost.id],
-      finished: [next.id],
+      started: [lost],
+      finished: [next],
       settled: 0,
-      letters: [`${lost.id} queue_unavailable 1`],
-      deadLetters: [`${lost.id} queue_unavailable`],
+      letters: [`${lost} queue_unavailable 1`],
+      deadLetters: [`${lost} queue_unavailable`],
     });
   });
 });

@@ -1,10 +1,8 @@
 // The memory queue on Cloudflare's workerd with ordering on, when the request whose enqueue set the queue's next-turn
 // timer ends with its answer (the timer may die with it): a backlog of one record's events behind it still drains, in
 // order, each event once, for kept jobs look at the queue every second while they wait.
-import { Miniflare } from 'miniflare';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { createSignedDelivery } from 'workforce-webhooks/testing';
-import { bundleForWorkerd } from '../support/workerd-bundle.js';
+import { describe, expect, it } from 'vitest';
+import { startTestWorker } from '../support/workerd-worker.js';
 
 const secret = 'whsec_workerd_ordering_backlog_next_turn_lost';
 
@@ -56,37 +54,13 @@ interface State {
 
 describe('the memory queue on workerd, its next turn set by a request that ended', () => {
   it("drains a record's backlog behind it, in order, each event once", { timeout: 180_000 }, async () => {
-    const mf = new Miniflare({
-      modules: true,
-      script: await bundleForWorkerd(WORKER),
-      compatibilityDate: '2026-04-01',
-    });
-    onTestFinished(() => mf.dispose());
-    await mf.ready;
-    const send = async (type: 'leave.approved' | 'employee.created', unkept: boolean): Promise<string> => {
-      const delivery = await createSignedDelivery({ secret, type });
-      const response = await mf.dispatchFetch('http://worker/webhooks/workforce', {
-        method: 'POST',
-        headers: unkept ? { ...delivery.headers, 'x-unkept': '1' } : delivery.headers,
-        body: delivery.body,
-      });
-      expect(response.status).toBe(202);
-      await response.arrayBuffer();
-      return delivery.event.id;
-    };
-    const first = await send('employee.created', true);
+    const worker = await startTestWorker<State>(WORKER, secret);
+    const first = await worker.deliver('employee.created', { unkept: true });
     // One after the other, each answered at once: a backlog behind the one slot, oldest first.
     const leaves: string[] = [];
-    for (let i = 0; i < 5; i++) leaves.push(await send('leave.approved', false));
-    const read = async (): Promise<State> =>
-      (await (await mf.dispatchFetch('http://worker/state')).json()) as State;
-    let state = await read();
+    for (let i = 0; i < 5; i++) leaves.push(await worker.deliver('leave.approved'));
     // A wide bound on a hang.
-    const deadline = Date.now() + 30_000;
-    while (state.settled < leaves.length && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50));
-      state = await read();
-    }
+    const state = await worker.until((each) => each.settled >= leaves.length, 30_000);
     expect(state.settled).toBe(leaves.length);
     expect(state.finished.filter((id) => id !== first)).toEqual(leaves);
     // The first ends once: run, or a dead letter of its request ended before its turn.

@@ -1,10 +1,8 @@
 // The memory queue on Cloudflare's workerd with ordering on, when the platform ends the request of an event that waits
 // for its ordering key: the event becomes a dead letter (`queue_unavailable`) rather than waiting for good on a
 // wake-up and a timer that died with that request.
-import { Miniflare } from 'miniflare';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { createSignedDelivery } from 'workforce-webhooks/testing';
-import { bundleForWorkerd } from '../support/workerd-bundle.js';
+import { describe, expect, it } from 'vitest';
+import { startTestWorker } from '../support/workerd-worker.js';
 
 const secret = 'whsec_workerd_ordering_wait_request_ended';
 
@@ -60,40 +58,15 @@ interface State {
   letters: string[];
 }
 
-/** The Worker on workerd, and a delivery of `type` to it (`unkept`: in a request that ends with its answer). */
+/**
+ * The Worker on workerd, and its state once `settled` promises handed to waitUntil settled and `letters` dead letters
+ * were made (or when a wide bound on a hang passed).
+ */
 async function start() {
-  const mf = new Miniflare({
-    modules: true,
-    script: await bundleForWorkerd(WORKER),
-    compatibilityDate: '2026-04-01',
-  });
-  onTestFinished(() => mf.dispose());
-  await mf.ready;
-  const send = async (type: 'leave.approved' | 'employee.created', unkept: boolean): Promise<string> => {
-    const delivery = await createSignedDelivery({ secret, type });
-    const response = await mf.dispatchFetch('http://worker/webhooks/workforce', {
-      method: 'POST',
-      headers: unkept ? { ...delivery.headers, 'x-unkept': '1' } : delivery.headers,
-      body: delivery.body,
-    });
-    expect(response.status).toBe(202);
-    await response.arrayBuffer();
-    return delivery.event.id;
-  };
-  // The state once `settled` promises handed to waitUntil settled and `letters` dead letters were made, or when a
-  // wide bound on a hang passed.
-  const until = async (settled: number, letters: number): Promise<State> => {
-    const read = async (): Promise<State> =>
-      (await (await mf.dispatchFetch('http://worker/state')).json()) as State;
-    let state = await read();
-    const deadline = Date.now() + 20_000;
-    while ((state.settled < settled || state.letters.length < letters) && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50));
-      state = await read();
-    }
-    return state;
-  };
-  return { send, until };
+  const worker = await startTestWorker<State>(WORKER, secret);
+  const until = (settled: number, letters: number): Promise<State> =>
+    worker.until((state) => state.settled >= settled && state.letters.length >= letters);
+  return { send: worker.deliver, until };
 }
 
 describe('the memory queue on workerd, an event waiting for its ordering key', () => {
@@ -101,8 +74,8 @@ describe('the memory queue on workerd, an event waiting for its ordering key', (
     timeout: 180_000,
   }, async () => {
     const { send, until } = await start();
-    const first = await send('leave.approved', false);
-    const second = await send('leave.approved', false);
+    const first = await send('leave.approved');
+    const second = await send('leave.approved');
     expect(await until(2, 0)).toEqual({
       started: [first, second],
       finished: [first, second],
@@ -116,12 +89,12 @@ describe('the memory queue on workerd, an event waiting for its ordering key', (
   }, async () => {
     const { send, until } = await start();
     // The first holds the key for half a second; the second, newer, finds it held and waits in a request that ends.
-    const first = await send('leave.approved', false);
-    const lost = await send('leave.approved', true);
+    const first = await send('leave.approved');
+    const lost = await send('leave.approved', { unkept: true });
     // Past the first's end, and past the wait's own bound (a lease) and one more limit: the waiting event's request
     // is taken for ended at the next delivery's turn.
     await new Promise((r) => setTimeout(r, 4000));
-    const next = await send('employee.created', false);
+    const next = await send('employee.created');
     expect(await until(2, 1)).toEqual({
       started: [first],
       finished: [first, next],
