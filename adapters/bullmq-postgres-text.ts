@@ -1,7 +1,6 @@
 // Text BullMQ's Postgres backend cannot store as it is (a NUL, a lone surrogate), kept exact or made storable.
 // Internal: not a subpath of the package.
 import type { JobData } from './bullmq-job.js';
-import type { PgPool } from './bullmq-postgres-letter.js';
 import { holdsEveryCharacter } from './postgres-migrate.js';
 
 // A NUL, which `text` refuses and `jsonb` refuses escaped, or a UTF-16 surrogate standing alone (the `u` flag reads a
@@ -146,7 +145,9 @@ function storableFailure(data: StoredJobData): StoredJobData {
  * const problem = await encodingProblem(pool);
  * if (problem !== undefined) logger.error({ queue: name }, problem);
  */
-export async function encodingProblem(pool: PgPool): Promise<string | undefined> {
+export async function encodingProblem(pool: {
+  connect(): Promise<{ query(text: string): Promise<{ rows: Record<string, unknown>[] }>; release(): void }>;
+}): Promise<string | undefined> {
   const client = await pool.connect();
   let encoding: unknown;
   try {

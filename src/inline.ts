@@ -3,8 +3,8 @@ import { type Attempt, startAttempt } from './attempt.js';
 import type { Claims } from './claims.js';
 import { WebhookError, type WebhookErrorCode } from './errors.js';
 import { LOST_WHILE_RUNNING } from './memory-queue-turns.js';
+import { ON_WORKERS } from './on-workers.js';
 import type { DeadLetter, JobProcessor, QueuedEvent } from './queue.js';
-import { ON_WORKERS } from './receiver-fetch.js';
 import { answers, type WebhookResponse, withBackground } from './responses.js';
 
 /** What `createInlineRunner` needs. */

@@ -2,8 +2,8 @@
 import type { Attempt, AttemptFailure, AttemptOptions } from './attempt.js';
 import { errorClassOf } from './dead-letters.js';
 import { ConfigurationError } from './errors.js';
+import { ON_WORKERS } from './on-workers.js';
 import type { DeadLetter, QueuedEvent, ReplayPlatform } from './queue.js';
-import { ON_WORKERS } from './receiver-fetch.js';
 import type { Watchdog } from './watchdog.js';
 
 // A first attempt has no handler done yet: one shared empty list instead of one per job.

@@ -13,6 +13,7 @@ import {
   LOST_WAITING_FOR_KEY,
   LOST_WHILE_RUNNING,
 } from './memory-queue-turns.js';
+import { ON_WORKERS } from './on-workers.js';
 import { OrderingWait } from './ordering-wait.js';
 import {
   checkReplayPlatform,
@@ -26,7 +27,6 @@ import {
   type QueueHooks,
   type ReplayOptions,
 } from './queue.js';
-import { ON_WORKERS } from './receiver-fetch.js';
 import { createRetryDelay } from './retry-delay.js';
 import { closeTimeoutProblem, MAX_TIMER_MS } from './timer-limit.js';
 import { Watchdog } from './watchdog.js';

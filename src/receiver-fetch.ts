@@ -1,5 +1,6 @@
 // receiver.fetch: the Web-standard face of the delivery path (Bun, Deno, Workers, Next), `Request` in, `Response` out.
 import { readRequestBody } from './body.js';
+import { ON_WORKERS } from './on-workers.js';
 import type { HandleInput } from './receiver-handle.js';
 import { type Answer, answers, toWebResponse, type WebhookResponse } from './responses.js';
 
@@ -33,15 +34,6 @@ interface NodeResponse {
 const isNodeResponse = (value: unknown): value is NodeResponse =>
   typeof (value as Partial<NodeResponse> | null | undefined)?.writeHead === 'function' &&
   typeof (value as Partial<NodeResponse>).end === 'function';
-
-/**
- * True on Cloudflare Workers (the runtime's documented name for itself), read once: there a request's timers and I/O
- * end with it, so work past the answer needs its waitUntil.
- * @example
- * if (ON_WORKERS && response.background !== undefined) sayWorkLost();
- */
-export const ON_WORKERS: boolean =
-  (globalThis as { navigator?: { userAgent?: unknown } }).navigator?.userAgent === 'Cloudflare-Workers';
 
 /**
  * `receiver.fetch` over the delivery path: reads the body within the limits, answers, and hands the answer's
