@@ -68,6 +68,9 @@ export async function mock(argv: readonly string[], io: CliIo): Promise<number> 
     deliverTo !== undefined && (values.secret || io.env?.[SECRET_ENV])
       ? secretOf(values.secret || undefined, io)
       : undefined;
+  // Ctrl-C (SIGINT, SIGTERM) is taken before anything is printed: one that comes as the base URL shows would
+  // otherwise end the process the default way, the port not closed and the exit code not 0.
+  const interrupt = io.signal;
   const service = await createMockService({
     port,
     ...(values.today !== undefined ? { today: values.today } : {}),
@@ -93,8 +96,8 @@ export async function mock(argv: readonly string[], io: CliIo): Promise<number> 
     void runConsole(service, io, deliverTo);
   }
   await new Promise<void>((resolve) => {
-    if (io.signal === undefined || io.signal.aborted) return resolve();
-    io.signal.addEventListener('abort', () => resolve(), { once: true });
+    if (interrupt === undefined || interrupt.aborted) return resolve();
+    interrupt.addEventListener('abort', () => resolve(), { once: true });
   });
   await service.close();
   return 0;
