@@ -32,8 +32,7 @@ export function script(source: string): Script {
 
 /**
  * Runs `script` with `keys` and `args`: EVALSHA first, and the source once when the server lost its script cache
- * (a restart, a failover). The source is sent after the NOSCRIPT answer, so behind any command sent meanwhile:
- * `resent`, when given, is told of it (before any later answer is seen) with the pending EVAL.
+ * (a restart, a failover). The source is sent after the NOSCRIPT answer, so behind any command sent meanwhile.
  * @example
  * const renewed = (await runScript(client, renew, [key], [30_000])) === 1;
  */
@@ -42,14 +41,11 @@ export async function runScript(
   { source, sha }: Script,
   keys: readonly string[],
   args: readonly (string | number)[],
-  resent?: (keys: readonly string[], pending: Promise<unknown>) => void,
 ): Promise<unknown> {
   try {
     return await client.call('EVALSHA', sha, keys.length, ...keys, ...args);
   } catch (error) {
     if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
-    const pending = client.call('EVAL', source, keys.length, ...keys, ...args);
-    resent?.(keys, pending);
-    return pending;
+    return client.call('EVAL', source, keys.length, ...keys, ...args);
   }
 }

@@ -194,30 +194,27 @@ export function createRedisStore({
       );
     return error;
   };
-  const run = async (
-    which: Script,
-    key: string,
-    args: readonly (string | number)[],
-    resent?: (keys: readonly string[], pending: Promise<unknown>) => void,
-  ): Promise<boolean> => {
+  const run = async (which: Script, key: string, args: readonly (string | number)[]): Promise<boolean> => {
     try {
-      return (await runScript(client, which, [key], args, resent)) === 1;
+      return (await runScript(client, which, [key], args)) === 1;
     } catch (error) {
       throw explained(error);
     }
   };
-  // Renewals re-sent as EVAL after a NOSCRIPT (Redis lost its scripts), by key, until they land. Such a renewal
-  // reaches Redis behind a release sent after it, when the release's own script was already loaded again: it would
-  // find the key gone, take the released id back and hold off the sender's retry for a whole lease. A release that
-  // finds one pending releases again once it landed. Nothing is kept on the usual path (EVALSHA answered).
-  const renewalsResent = new Map<string, Promise<unknown>>();
-  const renewalResent = (keys: readonly string[], pending: Promise<unknown>): void => {
-    const key = keys[0]!;
-    renewalsResent.set(key, pending);
+  // Renewals in flight, by key. One re-sent as EVAL after a NOSCRIPT (Redis lost its scripts) reaches Redis behind a
+  // release sent after it, when the release's own script was already loaded again: it would find the key gone, take
+  // the released id back and hold off the sender's retry for a whole lease. A release that finds a renewal of its key
+  // in flight releases again once that renewal took the id back. Looked up whatever the order the client reports the
+  // answers in (the NOSCRIPT may be seen after the release's own answer); a renewal comes every third of a lease.
+  const renewals = new Map<string, Promise<boolean>>();
+  const renew = (key: string, args: readonly (string | number)[]): Promise<boolean> => {
+    const pending = run(scripts.renew, key, args);
+    renewals.set(key, pending);
     const landed = (): void => {
-      if (renewalsResent.get(key) === pending) renewalsResent.delete(key);
+      if (renewals.get(key) === pending) renewals.delete(key);
     };
     pending.then(landed, landed);
+    return pending;
   };
   const ms = (value: number, fallback: number): number =>
     Math.max(1, Math.ceil(Number.isFinite(value) && value > 0 ? value : fallback));
@@ -264,15 +261,15 @@ export function createRedisStore({
       if (previous !== null) return taken(previous);
       return { status: 'claimed', token, watermark: mark === null ? undefined : String(mark) };
     },
-    renew: (id, token, lease) => run(scripts.renew, prefix + id, [token, ms(lease, leaseMs)], renewalResent),
+    renew: (id, token, lease) => renew(prefix + id, [token, ms(lease, leaseMs)]),
     complete: (id, token, ttl) => run(scripts.complete, prefix + id, [token, ms(ttl, doneTtlMs)]),
     async release(id, token) {
       const key = prefix + id;
+      const renewal = renewals.get(key);
       const released = await run(scripts.release, key, [token]);
-      const renewal = renewalsResent.get(key);
       if (renewal === undefined) return released;
-      // A renewal re-sent behind this release may have taken the id back once it landed: given up again then.
-      await renewal.catch(() => {});
+      // A renewal re-sent behind this release took the id back once it landed: given up again then.
+      if (!(await renewal.catch(() => false))) return released;
       return (await run(scripts.release, key, [token])) || released;
     },
     ordering,
