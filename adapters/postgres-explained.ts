@@ -106,6 +106,9 @@ const LOGIN_FIXES: readonly (readonly [(error: { code?: unknown; message: string
   ],
 ];
 
+// Every fix of a setup error, looked through in order.
+const FIXES = [...SETUP_FIXES, ...LOGIN_FIXES];
+
 // Why the pool cannot reach Postgres at all, when it never has: a wrong address rather than an outage.
 const ADDRESS_FIXES: Readonly<Record<string, Fix>> = {
   ECONNREFUSED: [
@@ -149,7 +152,8 @@ const unanswered = ({ code, message }: { code?: unknown; message: string }): boo
 /**
  * The error a store statement failed with, or, when the store is set up wrong (its table missing: `migrate()` never
  * ran on this database or schema, or search_path hides it; its table's schema missing; a read-only server; a login
- * Postgres refuses; an address where no Postgres ever answered, refusing or silent, unless `reached`), a `ConfigurationError` that says so with the fix, the server's error as its `cause`.
+ * Postgres refuses; an address where no Postgres ever answered, refusing or silent, unless `reached`), a
+ * `ConfigurationError` that says so with the fix, the server's error as its `cause`.
  * @example
  * const rows = await pool.query(text, values).then((result) => result.rows, (error) => { throw explained(error); });
  */
@@ -157,7 +161,7 @@ export function explained(error: unknown, reached = true): unknown {
   if (!(error instanceof Error)) return error;
   const { code } = error as { code?: unknown };
   const fix: Fix | undefined =
-    [...SETUP_FIXES, ...LOGIN_FIXES].find(([matches]) => matches(error))?.[1] ??
+    FIXES.find(([matches]) => matches(error))?.[1] ??
     (reached
       ? undefined
       : unanswered(error)

@@ -1,7 +1,9 @@
 // The Postgres side of ordering (spec rule 4): a per-key lease and watermark in one table, each step one statement.
+
 import { createHash } from 'node:crypto';
 import type { QueryResultRow } from 'pg';
 import { LAPSED_KEPT_MS, type OrderingStore } from '../src/ordering-store.js';
+import { createRetractions } from './postgres-retract.js';
 
 /**
  * SQL for `now()` plus the milliseconds of a statement parameter, e.g. `$3`.
@@ -157,58 +159,37 @@ export function orderingStatements(
   };
 }
 
-// How many unanswered entries are left at once (see `unanswered`).
+// How many unanswered entries are given up at once (see `createRetractions`).
 const LEFT_MAX = 1000;
 
 /**
  * The ordering half of `createPostgresStore`, on its deadline-bound `query`; `retryMs` (its deadline) paces the
- * leaving of entries whose answer never came, till `closed()`.
+ * leaving of entries whose answer never came, till `close()`.
  * @example
  * const sql = orderingStatements('"workforce_webhook_events_ordering"', 2000);
- * const ordering = createPostgresOrdering({ query, sql, retryMs: 2000, closed: () => false });
+ * const ordering = createPostgresOrdering({ query, sql, retryMs: 2000 });
  */
 export function createPostgresOrdering({
   query,
   sql,
   retryMs,
-  closed,
 }: {
   readonly query: <R extends QueryResultRow>(text: string, values: unknown[]) => Promise<R[]>;
   readonly sql: ReturnType<typeof orderingStatements>;
   readonly retryMs: number;
-  readonly closed: () => boolean;
-}): OrderingStore {
+}): OrderingStore & { close(): void } {
   const ms = (value: number): number => Math.max(1, Math.ceil(value));
-  // An entry whose answer never came (its deadline passed, its connection broke) may still land once a server that
-  // stopped answering (paused, behind a partition) answers again: the key leased to a run that will never run, no
-  // other event of the record could enter till that lease lapsed. Its run (never used again: the attempt failed) gives
-  // the key up, each `retryMs` while the server does not answer, then once more (an entry still on its way
-  // when the first leave landed); never past the lease.
-  let leaving = 0;
-  const unanswered = (key: string, owner: string, run: string, leaseMs: number, error: unknown): void => {
-    // An error the server answered with (a DatabaseError, with its severity) left no entry behind.
-    const { severity, cause } = (error ?? {}) as { severity?: unknown; cause?: { severity?: unknown } };
-    if (severity !== undefined || cause?.severity !== undefined || leaving >= LEFT_MAX) return;
-    leaving++;
-    const until = Date.now() + leaseMs;
-    let answered = false;
-    const later = (): void => {
-      if (closed() || Date.now() >= until) {
-        leaving--;
-        return;
-      }
-      setTimeout(leave, retryMs).unref?.();
-    };
-    const leave = (): void => {
-      query(sql.retract, [recordKey(key), owner, run]).then(() => {
-        if (answered) return void leaving--;
-        answered = true;
-        later();
-      }, later);
-    };
-    later();
-  };
+  // Entries a paused server ran after the store gave up on them: the key leased to a run that will never run (never
+  // used again: the attempt failed), so no other event of the record could enter till that lease lapsed. That run
+  // gives the key up.
+  const unanswered = createRetractions<readonly [key: string, owner: string, run: string]>(
+    (entries) =>
+      Promise.all(entries.map(([key, owner, run]) => query(sql.retract, [recordKey(key), owner, run]))),
+    retryMs,
+    LEFT_MAX,
+  );
   return {
+    close: () => unanswered.close(),
     async enter(key, owner, leaseMs, run) {
       let row: { entered: boolean; watermark: string | null; retry_ms: string | null } | undefined;
       try {
@@ -220,7 +201,7 @@ export function createPostgresOrdering({
         ]);
       } catch (error) {
         // Without a run, a leave would give up whatever run of the owner has the key.
-        if (run !== undefined) unanswered(key, owner, run, leaseMs, error);
+        if (run !== undefined) unanswered.add(run, [key, owner, run], leaseMs, error);
         throw error;
       }
       if (row?.entered) return { status: 'entered', watermark: row.watermark ?? undefined };

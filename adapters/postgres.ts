@@ -10,6 +10,7 @@ import { createPostgresMigrate } from './postgres-migrate.js';
 import { tableNames } from './postgres-names.js';
 import { createPostgresOrdering, orderingStatements, recordKey } from './postgres-ordering.js';
 import { createBoundPool } from './postgres-pool.js';
+import { createRetractions } from './postgres-retract.js';
 import { storeStatements } from './postgres-statements.js';
 import { assertReadableConnectionString } from './postgres-url.js';
 
@@ -146,44 +147,13 @@ export function createPostgresStore({
       "workforce-webhooks: Postgres dropped an idle connection of the pool, which has no 'error' listener of its own: the store kept it from ending the process; give the pool one (pool.on('error', ...)) to hear of it yourself",
     );
   };
-  // A claim whose answer never came (its deadline passed, its connection broke) may still land: a statement sent to a
-  // server that stopped answering (paused, behind a partition) runs once it answers again, and its token is nobody's,
-  // so every delivery of the event would be answered in_progress till that lease lapsed. Such claims are given up,
-  // all in one statement, each deadline while the server does not answer, then once more (a claim still on its way
-  // when the first landed); kept no longer than their lease, and at most RETRACTED_MAX of them.
-  let closed = false;
-  const retracting = new Map<string, { readonly id: string; readonly until: number; answered: boolean }>();
-  let retractTimer: ReturnType<typeof setTimeout> | undefined;
-  const retract = (): void => {
-    retractTimer = undefined;
-    const now = Date.now();
-    for (const [token, claim] of retracting) if (claim.until < now) retracting.delete(token);
-    if (retracting.size === 0) return;
-    const tokens = [...retracting.keys()];
-    const ids = tokens.map((token) => retracting.get(token)!.id);
-    query(sql.retract, [ids, tokens]).then(() => {
-      for (const token of tokens) {
-        const claim = retracting.get(token);
-        if (claim?.answered) retracting.delete(token);
-        else if (claim !== undefined) claim.answered = true;
-      }
-      retractLater();
-    }, retractLater);
-  };
-  const retractLater = (): void => {
-    if (retractTimer !== undefined || retracting.size === 0) return;
-    retractTimer = setTimeout(retract, timeoutMs);
-    retractTimer.unref?.();
-  };
-  const unanswered = (id: string, token: string, lasting: number, error: unknown): void => {
-    // An error the server answered with (a DatabaseError, with its severity, maybe the cause of one explained with
-    // its fix) left no claim behind.
-    const { severity, cause } = (error ?? {}) as { severity?: unknown; cause?: { severity?: unknown } };
-    if (severity !== undefined || cause?.severity !== undefined) return;
-    if (retracting.size >= RETRACTED_MAX) return;
-    retracting.set(token, { id, until: Date.now() + lasting, answered: false });
-    retractLater();
-  };
+  // Claims a paused server ran after the store gave up on them: given up again, all in one statement.
+  const unanswered = createRetractions<{ readonly id: string; readonly token: string }>(
+    (claims) => query(sql.retract, [claims.map(({ id }) => id), claims.map(({ token }) => token)]),
+    timeoutMs,
+    RETRACTED_MAX,
+  );
+  const ordering = createPostgresOrdering({ query, sql: orderingSql, retryMs: timeoutMs });
   // A pool-like object that is no EventEmitter has no `error` to hear.
   const listens = typeof pool.on === 'function' && typeof pool.off === 'function';
   if (listens) {
@@ -204,10 +174,8 @@ export function createPostgresStore({
     begin: createPostgresBegin({ pool: bound, sql, timeoutMs, doneTtlMs, logger }),
     close() {
       close();
-      closed = true;
-      clearTimeout(retractTimer);
-      retractTimer = undefined;
-      retracting.clear();
+      unanswered.close();
+      ordering.close();
       if (listens) pool.off('error', dropped);
     },
     async claim(id, lease, orderingKey) {
@@ -227,7 +195,7 @@ export function createPostgresStore({
           break;
         } catch (error) {
           if (tries === CLAIM_TRIES || (error as { code?: unknown })?.code !== SERIALIZATION_FAILURE) {
-            unanswered(id, token, lasting, error);
+            unanswered.add(token, { id, token }, lasting, error);
             throw error;
           }
         }
@@ -245,7 +213,7 @@ export function createPostgresStore({
     renew: (id, token, lease) => changes(sql.renew, [id, token, ms(lease, leaseMs)]),
     complete: (id, token, ttl) => changes(sql.complete, [id, token, ms(ttl, doneTtlMs)]),
     release: (id, token) => changes(sql.release, [id, token]),
-    ordering: createPostgresOrdering({ query, sql: orderingSql, retryMs: timeoutMs, closed: () => closed }),
+    ordering,
   };
 
   function changes(text: string, values: unknown[]): Promise<boolean> {

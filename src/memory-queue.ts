@@ -67,17 +67,12 @@ class MemoryQueue implements EventQueue {
   #ready: Job[] = [];
   #head = 0;
   readonly #delayed = new Set<Job>();
-  // On Workers, jobs of it waiting out a backoff: the timer that queues them again is one of a request's (their own
-  // when kept, or the one that handed them over), and never fires once the platform ended it. One more limit past its
-  // due time, that request is taken for ended; the set is looked through no sooner than the earliest such time.
-  readonly #retrying = new Set<Job>();
-  #retriesDueAt = Number.POSITIVE_INFINITY;
-  // Jobs of it that run in a request (see `Job.inRequest`) waiting for their ordering key, and when that request is
-  // taken for ended: the key's wake-up and the wait's own timer reach the job only through a continuation of its
-  // request, which never runs once the platform ended it. One more limit past the wait's own bound, it was; the map is
-  // looked through no sooner than the earliest such time.
-  readonly #keyWaits = new Map<Job, number>();
-  #keyWaitsDueAt = Number.POSITIVE_INFINITY;
+  // Delayed jobs whose way back to the ready list belongs to a request (on Workers a retry's backoff timer; for a job
+  // run in a request, see `Job.inRequest`, its ordering key's wake-up): once the platform ended that request it never
+  // comes. With when the request is taken for ended (one more limit past the wait's own bound) and what the dead
+  // letter then says; looked through no sooner than the earliest such time.
+  readonly #waitsInRequest = new Map<Job, { readonly lostAt: number; readonly reason: string }>();
+  #waitsLostAt = Number.POSITIVE_INFINITY;
   // Attempts in progress, and those of them that outlived `startAttempt` (only those can be aborted): handlers
   // that return at once never touch the set.
   #running = 0;
@@ -326,8 +321,7 @@ class MemoryQueue implements EventQueue {
         this.#ready = [];
         this.#head = 0;
         this.#delayed.clear();
-        this.#retrying.clear();
-        this.#keyWaits.clear();
+        this.#waitsInRequest.clear();
         for (const job of left) void this.#bury(job, reason, true);
         return this.#idle;
       },
@@ -343,8 +337,7 @@ class MemoryQueue implements EventQueue {
       if (this.#given.size > 0) this.#given.reclaim(this.#lost);
       if (this.#keptRunning.size > 0) this.#keptRunning.reclaim(this.#lostRunning);
       if (this.#keptRunaways.size > 0) this.#reclaimRunaways();
-      if (this.#retrying.size > 0 && performance.now() >= this.#retriesDueAt) this.#reclaimRetries();
-      if (this.#keyWaits.size > 0 && performance.now() >= this.#keyWaitsDueAt) this.#reclaimKeyWaits();
+      if (this.#waitsInRequest.size > 0 && performance.now() >= this.#waitsLostAt) this.#reclaimWaits();
       while (this.#running + this.#runaways < this.#concurrency && this.#head < this.#ready.length) {
         // The event loop's turn: the rest start on the next, after the I/O waiting meanwhile.
         if (++this.#started > STARTS_PER_TURN) {
@@ -471,52 +464,38 @@ class MemoryQueue implements EventQueue {
     }
   }
 
-  // Jobs whose request is taken for ended while they waited out a backoff: a dead letter of the attempts made.
-  #reclaimRetries(): void {
-    const now = performance.now();
-    let next = Number.POSITIVE_INFINITY;
-    for (const job of this.#retrying) {
-      const lostAt = job.dueAt + this.#owner.timeoutMs;
-      if (lostAt > now) {
-        next = Math.min(next, lostAt);
-        continue;
-      }
-      this.#retrying.delete(job);
-      clearTimeout(job.timer);
-      if (this.#delayed.delete(job))
-        void this.#bury(job, new WebhookError('queue_unavailable', LOST_BEFORE_RETRY), true);
-    }
-    this.#retriesDueAt = next;
+  // A delayed job waits in a request (see #waitsInRequest) until `lostAt`.
+  #waitInRequest(job: Job, lostAt: number, reason: string): void {
+    this.#waitsInRequest.set(job, { lostAt, reason });
+    this.#waitsLostAt = Math.min(this.#waitsLostAt, lostAt);
   }
 
-  // Jobs whose request is taken for ended while they waited for their ordering key: a dead letter of the attempts made.
-  #reclaimKeyWaits(): void {
+  // Delayed jobs whose request is taken for ended while they waited: a dead letter of the attempts made.
+  #reclaimWaits(): void {
     const now = performance.now();
     let next = Number.POSITIVE_INFINITY;
-    for (const [job, lostAt] of this.#keyWaits) {
+    for (const [job, { lostAt, reason }] of this.#waitsInRequest) {
       if (lostAt > now) {
         next = Math.min(next, lostAt);
         continue;
       }
-      this.#keyWaits.delete(job);
+      this.#waitsInRequest.delete(job);
+      clearTimeout(job.timer);
       if (this.#delayed.delete(job))
-        void this.#bury(job, new WebhookError('queue_unavailable', LOST_WAITING_FOR_KEY), true);
+        void this.#bury(job, new WebhookError('queue_unavailable', reason), true);
     }
-    this.#keyWaitsDueAt = next;
+    this.#waitsLostAt = next;
   }
 
   // Between two attempts: held in the delayed set (counted, and given up by close()) until `ms` pass.
   #retryLater(job: Job, ms: number): void {
     this.#delayed.add(job);
     job.dueAt = performance.now() + ms;
-    if (ON_WORKERS) {
-      this.#retrying.add(job);
-      this.#retriesDueAt = Math.min(this.#retriesDueAt, job.dueAt + this.#owner.timeoutMs);
-    }
+    if (ON_WORKERS) this.#waitInRequest(job, job.dueAt + this.#owner.timeoutMs, LOST_BEFORE_RETRY);
     job.timer = setTimeout(() => {
       // Given up meanwhile (close(), or its request taken for ended): its timer outlived it.
       if (!this.#delayed.delete(job)) return;
-      this.#retrying.delete(job);
+      if (this.#waitsInRequest.size > 0) this.#waitsInRequest.delete(job);
       this.#ready.push(job);
       this.#pumpInContext();
     }, ms);
@@ -531,12 +510,11 @@ class MemoryQueue implements EventQueue {
     // `ready` settles by the wait's own bound at the latest (its timer's), in a request that still runs.
     if (job.inRequest) {
       const lostAt = performance.now() + Math.min(wait.retryInMs, MAX_TIMER_MS) + this.#owner.timeoutMs;
-      this.#keyWaits.set(job, lostAt);
-      this.#keyWaitsDueAt = Math.min(this.#keyWaitsDueAt, lostAt);
+      this.#waitInRequest(job, lostAt, LOST_WAITING_FOR_KEY);
     }
     void wait.ready.then(() => {
       if (!this.#delayed.delete(job)) return;
-      if (this.#keyWaits.size > 0) this.#keyWaits.delete(job);
+      if (this.#waitsInRequest.size > 0) this.#waitsInRequest.delete(job);
       this.#ready.push(job);
       this.#pumpInContext();
     });
@@ -547,7 +525,7 @@ class MemoryQueue implements EventQueue {
   #giveUp(job: Job): void {
     clearTimeout(job.timer);
     this.#delayed.delete(job);
-    this.#retrying.delete(job);
+    this.#waitsInRequest.delete(job);
     void this.#bury(job, this.#shutdown, true);
   }
 
